@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The test bed: a real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler) with KWOK playing the kubelets, all built from Go modules because this kind of
+# machine reaches package registries only. Binaries are cached outside the repository and reused.
+#
+#   hack/testbed.sh build            build (or reuse) every binary
+#   hack/testbed.sh up [NAME] [W]    start a cluster NAME with 1 control-plane + W worker nodes
+#   hack/testbed.sh down [NAME]      stop and delete it
+#   hack/testbed.sh env [NAME]       print KUBECONFIG/PATH exports for a shell
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.35.4}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+CACHE_ROOT="${CKS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-node-operator}"
+BIN="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION"
+CLUSTERS="$CACHE_ROOT/clusters"
+STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
+  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
+  cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms
+  kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
+  mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
+
+start_time=$(date +%s)
+say() { printf '[testbed %4ss] %s\n' "$(( $(date +%s) - start_time ))" "$*" >&2; }
+
+have() { [ -x "$BIN/$1" ]; }
+
+build_kubernetes() {
+  local need=()
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do have "$b" || need+=("$b"); done
+  [ ${#need[@]} -eq 0 ] && return 0
+  local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local staging_version="v0.${K8S_VERSION#v1.}"
+  local dir="$CACHE_ROOT/src/kubernetes-$K8S_VERSION"
+  mkdir -p "$dir"
+  if [ ! -f "$dir/go.sum" ]; then
+    say "resolving k8s.io/kubernetes $K8S_VERSION (a wrapper module replaces its ${#STAGING[@]} staging modules with published ones)"
+    {
+      echo "module cks-testbed/kubernetes"
+      echo
+      echo "go 1.25"
+      echo
+      echo "require k8s.io/kubernetes $K8S_VERSION"
+      echo
+      echo "tool ("
+      for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do echo "  k8s.io/kubernetes/cmd/$b"; done
+      echo ")"
+      echo
+      echo "replace ("
+      for m in "${STAGING[@]}"; do echo "  k8s.io/$m => k8s.io/$m $staging_version"; done
+      echo ")"
+    } > "$dir/go.mod"
+    (cd "$dir" && go mod tidy) || { rm -f "$dir/go.sum"; return 1; }
+  fi
+  # Stamp the version so nodes and `kubectl version` do not report v0.0.0-master.
+  local ld="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  for b in "${need[@]}"; do
+    say "building $b $K8S_VERSION (cold builds take several minutes on 2 cores)"
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b")
+    mv "$BIN/$b.tmp" "$BIN/$b"
+  done
+}
+
+build_etcd() {
+  have etcd && return 0
+  local dir="$CACHE_ROOT/src/etcd-$ETCD_VERSION"
+  mkdir -p "$dir"
+  if [ ! -f "$dir/go.sum" ]; then
+    say "resolving etcd $ETCD_VERSION"
+    printf 'module cks-testbed/etcd\n\ngo 1.25\n\nrequire go.etcd.io/etcd/server/v3 %s\n\ntool go.etcd.io/etcd/server/v3\n' "$ETCD_VERSION" > "$dir/go.mod"
+    (cd "$dir" && go mod tidy) || { rm -f "$dir/go.sum"; return 1; }
+  fi
+  say "building etcd $ETCD_VERSION"
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "$BIN/etcd.tmp" "$BIN/etcd"
+}
+
+build_installable() { # name module-path version
+  have "$1" && return 0
+  say "building $1 $3"
+  GOBIN="$BIN/.gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$2@$3"
+  mv "$BIN/.gobin/$1" "$BIN/$1"
+}
+
+cmd_build() {
+  command -v go >/dev/null || { echo "testbed: Go is needed to build the test bed (Go >= 1.24 with access to the Go module proxy)" >&2; exit 1; }
+  mkdir -p "$BIN"
+  local missing=0
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl helm; do have "$b" || missing=1; done
+  if [ $missing = 0 ]; then say "binaries cached in $BIN"; return 0; fi
+  say "building the test bed into $BIN; a cold build takes 10-25 minutes, later runs reuse it"
+  build_etcd
+  build_installable kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
+  build_installable kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$KWOK_VERSION"
+  build_installable helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+  build_kubernetes
+  say "done: $(ls "$BIN" | tr '\n' ' ')"
+}
+
+case "${1:-}" in
+  build) cmd_build ;;
+  bin) echo "$BIN" ;;
+  *) sed -n '2,10p' "$0"; exit 2 ;;
+esac
