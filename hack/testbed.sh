@@ -102,8 +102,63 @@ cmd_build() {
   say "done: $(ls "$BIN" | tr '\n' ' ')"
 }
 
+# Prints a node manifest from hack/kwok-node.yaml. role: control|node
+node_manifest() { # name role version
+  local role_labels="    node-role.kubernetes.io/worker: \"\"" taints="  taints: []"
+  if [ "$2" = control ]; then
+    role_labels="    node-role.kubernetes.io/control-plane: \"\""
+    taints=$'  taints:\n  - key: node-role.kubernetes.io/control-plane\n    effect: NoSchedule'
+  fi
+  local template; template=$(cat "$(dirname "$0")/kwok-node.yaml")
+  template=${template//__NAME__/$1}
+  template=${template//__VERSION__/$3}
+  template=${template//__ROLE_LABELS__/$role_labels}
+  template=${template//__TAINTS__/$taints}
+  printf '%s\n' "$template"
+}
+
+cmd_up() { # name workers
+  local name="${1:-cksbed}" workers="${2:-3}"
+  cmd_build
+  export PATH="$BIN:$PATH" KWOK_WORKDIR="$CLUSTERS" KWOK_KUBE_VERSION="$K8S_VERSION"
+  local kubeconfig="$CLUSTERS/$name.kubeconfig"
+  if kwokctl get clusters 2>/dev/null | grep -qx "$name"; then
+    say "cluster $name exists; deleting it first so the test bed starts clean"
+    kwokctl delete cluster --name "$name" --kubeconfig "$kubeconfig" >/dev/null 2>&1 || true
+  fi
+  local audit=()
+  [ -n "${TESTBED_AUDIT_POLICY:-}" ] && audit=(--kube-audit-policy "$TESTBED_AUDIT_POLICY")
+  say "starting cluster $name (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) $K8S_VERSION"
+  kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" \
+    --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
+    --kube-controller-manager-binary "$BIN/kube-controller-manager" \
+    --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
+    "${audit[@]}" --wait 2m >&2
+  local hex
+  {
+    node_manifest "$name-control-$(printf '%010x' 0x18c2f3a800)" control "$K8S_VERSION"
+    for i in $(seq 1 "$workers"); do
+      echo "---"
+      node_manifest "$name-node-$(printf '%010x' $(( 0x18c2f3a900 + i )))" node "$K8S_VERSION"
+    done
+  } | kubectl --kubeconfig "$kubeconfig" apply -f - >&2
+  kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=120s >&2
+  say "cluster $name is up: $(kubectl --kubeconfig "$kubeconfig" version -o json | grep -m1 gitVersion | tr -d ' ,')"
+  echo "$kubeconfig"
+}
+
+cmd_down() {
+  local name="${1:-cksbed}"
+  export PATH="$BIN:$PATH" KWOK_WORKDIR="$CLUSTERS"
+  kwokctl delete cluster --name "$name" --kubeconfig "$CLUSTERS/$name.kubeconfig" >&2 || true
+}
+
 case "${1:-}" in
   build) cmd_build ;;
   bin) echo "$BIN" ;;
+  up) shift; cmd_up "$@" ;;
+  down) shift; cmd_down "$@" ;;
+  env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
+  node-manifest) shift; node_manifest "$@" ;;
   *) sed -n '2,10p' "$0"; exit 2 ;;
 esac

@@ -1,0 +1,43 @@
+package dev.cks.nodeops.audit;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+
+public class VMMapAuditSpec {
+    @JsonPropertyDescription("CloudStack id of the CKS cluster; empty uses the operator's configured one or finds it by node names.")
+    private String clusterId = "";
+
+    @JsonPropertyDescription("Seconds between two audit runs.")
+    @Default("300")
+    @Min(30)
+    private Integer intervalSeconds = 300;
+
+    @JsonPropertyDescription("Seconds a VM may be new or changed before it counts as drift.")
+    @Default("900")
+    @Min(0)
+    private Integer gracePeriodSeconds = 900;
+
+    @JsonPropertyDescription("Most Warning events per run; more new findings add one summary event.")
+    @Default("5")
+    @Min(1)
+    @Max(100)
+    private Integer maxEventsPerRun = 5;
+
+    @JsonPropertyDescription("Stop auditing until set back to false.")
+    @Default("false")
+    private Boolean suspend = false;
+
+    public String getClusterId() { return clusterId; }
+    public void setClusterId(String clusterId) { this.clusterId = clusterId; }
+    public Integer getIntervalSeconds() { return intervalSeconds; }
+    public void setIntervalSeconds(Integer intervalSeconds) { this.intervalSeconds = intervalSeconds; }
+    public Integer getGracePeriodSeconds() { return gracePeriodSeconds; }
+    public void setGracePeriodSeconds(Integer gracePeriodSeconds) { this.gracePeriodSeconds = gracePeriodSeconds; }
+    public Integer getMaxEventsPerRun() { return maxEventsPerRun; }
+    public void setMaxEventsPerRun(Integer maxEventsPerRun) { this.maxEventsPerRun = maxEventsPerRun; }
+    public Boolean getSuspend() { return suspend; }
+    public void setSuspend(Boolean suspend) { this.suspend = suspend; }
+}

@@ -1,0 +1,61 @@
+package dev.cks.nodeops.common;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+
+/** The one place conditions are written, following the metav1.Condition conventions. */
+public final class Conditions {
+    public static final String ACCEPTED = "Accepted";
+    public static final String PROGRESSING = "Progressing";
+    public static final String SUCCEEDED = "Succeeded";
+    public static final String FAILED = "Failed";
+    public static final String ROLLED_BACK = "RolledBack";
+    public static final String WAITING = "Waiting";
+    public static final String IN_SYNC = "InSync";
+    public static final String CLOUDSTACK_REACHABLE = "CloudStackReachable";
+
+    private static final int MAX_MESSAGE = 32 * 1024;
+
+    private Conditions() {
+    }
+
+    /**
+     * Sets a condition; lastTransitionTime changes only when the status does, so a condition
+     * that is merely re-asserted does not look like a new event.
+     */
+    public static void set(List<Condition> conditions, String type, boolean status, String reason, String message,
+            Long observedGeneration, Instant now) {
+        String statusText = status ? "True" : "False";
+        String trimmed = message == null ? "" : message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
+        Optional<Condition> existing = find(conditions, type);
+        String transition = existing.filter(c -> statusText.equals(c.getStatus()))
+                .map(Condition::getLastTransitionTime)
+                .orElse(Timestamps.format(now));
+        Condition updated = new ConditionBuilder()
+                .withType(type)
+                .withStatus(statusText)
+                .withReason(reason)
+                .withMessage(trimmed)
+                .withObservedGeneration(observedGeneration)
+                .withLastTransitionTime(transition)
+                .build();
+        existing.ifPresentOrElse(c -> conditions.set(conditions.indexOf(c), updated), () -> conditions.add(updated));
+    }
+
+    public static void remove(List<Condition> conditions, String type) {
+        conditions.removeIf(c -> type.equals(c.getType()));
+    }
+
+    public static Optional<Condition> find(List<Condition> conditions, String type) {
+        return conditions == null ? Optional.empty()
+                : conditions.stream().filter(c -> type.equals(c.getType())).findFirst();
+    }
+
+    public static boolean isTrue(List<Condition> conditions, String type) {
+        return find(conditions, type).map(c -> "True".equals(c.getStatus())).orElse(false);
+    }
+}

@@ -1,0 +1,29 @@
+package dev.cks.nodeops.drain;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The drain engine's resumable state for one node, stored by the caller in CR status so that a
+ * restarted operator carries on with the same attempt and deadlines.
+ */
+public class DrainState {
+    private Integer attempt;
+    private String attemptStartedAt;
+    private String nextAttemptAt;
+    /** What keeps the node from being drained, as users read it; empty when nothing does. */
+    private String blockedBy;
+    /** Pods (namespace/name/uid) evicted in this drain, so a UID change can be told from the same pod. */
+    private List<String> podsSeen = new ArrayList<>();
+
+    public Integer getAttempt() { return attempt; }
+    public void setAttempt(Integer attempt) { this.attempt = attempt; }
+    public String getAttemptStartedAt() { return attemptStartedAt; }
+    public void setAttemptStartedAt(String attemptStartedAt) { this.attemptStartedAt = attemptStartedAt; }
+    public String getNextAttemptAt() { return nextAttemptAt; }
+    public void setNextAttemptAt(String nextAttemptAt) { this.nextAttemptAt = nextAttemptAt; }
+    public String getBlockedBy() { return blockedBy; }
+    public void setBlockedBy(String blockedBy) { this.blockedBy = blockedBy; }
+    public List<String> getPodsSeen() { return podsSeen; }
+    public void setPodsSeen(List<String> podsSeen) { this.podsSeen = podsSeen == null ? new ArrayList<>() : podsSeen; }
+}

@@ -1,0 +1,6 @@
+package dev.cks.nodeops.nodes;
+
+public enum NodeRole {
+    ControlPlane,
+    Worker
+}

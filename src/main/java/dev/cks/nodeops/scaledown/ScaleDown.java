@@ -1,0 +1,19 @@
+package dev.cks.nodeops.scaledown;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+@Group("nodeops.cks.dev")
+@Version("v1alpha1")
+@ShortNames("sd")
+@AdditionalPrinterColumn(name = "Nodes", jsonPath = ".status.targetNodes", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Progress", jsonPath = ".status.progress", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Node", jsonPath = ".status.currentNode", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@AdditionalPrinterColumn(name = "Message", jsonPath = ".status.message", type = AdditionalPrinterColumn.Type.STRING, priority = 1)
+public class ScaleDown extends CustomResource<ScaleDownSpec, ScaleDownStatus> {
+}

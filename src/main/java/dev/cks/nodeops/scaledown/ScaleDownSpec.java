@@ -1,0 +1,72 @@
+package dev.cks.nodeops.scaledown;
+
+import java.util.List;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.Preflight;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+
+@ValidationRule(value = "has(self.nodeNames) != has(self.count)", message = "set exactly one of nodeNames and count")
+@ValidationRule(value = "!has(self.selectionPolicy) || has(self.count)", message = "selectionPolicy applies only with count")
+// Removing nodes is not undoable: a changed list mid-way could remove nodes nobody drained.
+@ValidationRule(value = "self == oldSelf", message = "spec is immutable: create a new ScaleDown")
+public class ScaleDownSpec {
+    public enum Removal {
+        /** One scaleKubernetesCluster call with nodeids, for CloudManaged clusters: CloudStack keeps its map and size right. */
+        CloudStackScale,
+        /** Delete the Node, destroy and expunge the VM, remove it from the cluster's map: for ExternalManaged clusters. */
+        DestroyVM
+    }
+
+    public enum SelectionPolicy {
+        /** Nodes with the fewest pods to evict first; among equals, the newest node first. */
+        FewestPods
+    }
+
+    @JsonPropertyDescription("The worker nodes to remove.")
+    @Size(min = 1, max = 100)
+    private List<String> nodeNames;
+
+    @JsonPropertyDescription("How many worker nodes to remove, picked by selectionPolicy.")
+    @Min(1)
+    private Integer count;
+
+    @JsonPropertyDescription("How count picks nodes: FewestPods (fewest evictable pods first, then the newest).")
+    private SelectionPolicy selectionPolicy;
+
+    @JsonPropertyDescription("CloudStackScale (CloudManaged clusters) or DestroyVM (ExternalManaged clusters).")
+    @Default("CloudStackScale")
+    private Removal removal = Removal.CloudStackScale;
+
+    @JsonPropertyDescription("How the nodes are drained before they are removed.")
+    private DrainOptions drain = new DrainOptions();
+
+    @JsonPropertyDescription("Dry-run the evictions of every node before cordoning anything: Fail, Warn or Skip.")
+    @Default("Warn")
+    private Preflight preflight = Preflight.Warn;
+
+    @JsonPropertyDescription("Seconds until every node must be drained; past it the scale-down rolls back. Removal, once begun, runs to the end.")
+    @Default("1800")
+    @Min(1)
+    private Integer timeoutSeconds = 1800;
+
+    public List<String> getNodeNames() { return nodeNames; }
+    public void setNodeNames(List<String> nodeNames) { this.nodeNames = nodeNames; }
+    public Integer getCount() { return count; }
+    public void setCount(Integer count) { this.count = count; }
+    public SelectionPolicy getSelectionPolicy() { return selectionPolicy; }
+    public void setSelectionPolicy(SelectionPolicy selectionPolicy) { this.selectionPolicy = selectionPolicy; }
+    public Removal getRemoval() { return removal; }
+    public void setRemoval(Removal removal) { this.removal = removal; }
+    public DrainOptions getDrain() { return drain; }
+    public void setDrain(DrainOptions drain) { this.drain = drain; }
+    public Preflight getPreflight() { return preflight; }
+    public void setPreflight(Preflight preflight) { this.preflight = preflight; }
+    public Integer getTimeoutSeconds() { return timeoutSeconds; }
+    public void setTimeoutSeconds(Integer timeoutSeconds) { this.timeoutSeconds = timeoutSeconds; }
+}

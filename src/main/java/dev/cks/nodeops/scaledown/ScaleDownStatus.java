@@ -1,0 +1,52 @@
+package dev.cks.nodeops.scaledown;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.cks.nodeops.common.OperationStatus;
+
+public class ScaleDownStatus extends OperationStatus {
+    public enum Phase { Pending, Waiting, Cordoning, Draining, Removing, Succeeded, RolledBack, Failed }
+
+    private Phase phase;
+    /** The nodes picked for removal, comma-separated, for `kubectl get`. */
+    private String targetNodes;
+    /** Nodes drained out of nodes to remove, e.g. "1/2". */
+    private String progress;
+    private String currentNode;
+    private String clusterId;
+    private List<ScaleDownNodeStatus> nodes = new ArrayList<>();
+    private RemovalStatus removal;
+
+    public static class RemovalStatus {
+        /** The CloudStack async job, recorded before waiting so a restart never calls a second time. */
+        private String jobId;
+        private String startedAt;
+        private List<String> removedVmIds = new ArrayList<>();
+        private List<String> remainingVmIds = new ArrayList<>();
+
+        public String getJobId() { return jobId; }
+        public void setJobId(String jobId) { this.jobId = jobId; }
+        public String getStartedAt() { return startedAt; }
+        public void setStartedAt(String startedAt) { this.startedAt = startedAt; }
+        public List<String> getRemovedVmIds() { return removedVmIds; }
+        public void setRemovedVmIds(List<String> removedVmIds) { this.removedVmIds = removedVmIds == null ? new ArrayList<>() : removedVmIds; }
+        public List<String> getRemainingVmIds() { return remainingVmIds; }
+        public void setRemainingVmIds(List<String> remainingVmIds) { this.remainingVmIds = remainingVmIds == null ? new ArrayList<>() : remainingVmIds; }
+    }
+
+    public Phase getPhase() { return phase; }
+    public void setPhase(Phase phase) { this.phase = phase; }
+    public String getTargetNodes() { return targetNodes; }
+    public void setTargetNodes(String targetNodes) { this.targetNodes = targetNodes; }
+    public String getProgress() { return progress; }
+    public void setProgress(String progress) { this.progress = progress; }
+    public String getCurrentNode() { return currentNode; }
+    public void setCurrentNode(String currentNode) { this.currentNode = currentNode; }
+    public String getClusterId() { return clusterId; }
+    public void setClusterId(String clusterId) { this.clusterId = clusterId; }
+    public List<ScaleDownNodeStatus> getNodes() { return nodes; }
+    public void setNodes(List<ScaleDownNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
+    public RemovalStatus getRemoval() { return removal; }
+    public void setRemoval(RemovalStatus removal) { this.removal = removal; }
+}

@@ -1,0 +1,19 @@
+package dev.cks.nodeops.upgrade;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+@Group("nodeops.cks.dev")
+@Version("v1alpha1")
+@ShortNames("nu")
+@AdditionalPrinterColumn(name = "Target", jsonPath = ".spec.targetVersion", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Progress", jsonPath = ".status.progress", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Node", jsonPath = ".status.currentNode", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@AdditionalPrinterColumn(name = "Message", jsonPath = ".status.message", type = AdditionalPrinterColumn.Type.STRING, priority = 1)
+public class NodeUpgrade extends CustomResource<NodeUpgradeSpec, NodeUpgradeStatus> {
+}

@@ -1,0 +1,78 @@
+package dev.cks.nodeops.upgrade;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.ValidationRule;
+
+@ValidationRule(value = "self.type != 'Script' || has(self.script)", message = "executor.type Script needs executor.script.configMapRef")
+public class UpgradeExecutor {
+    public enum Type {
+        /** The CKS way: attach the version's binaries ISO to the VM and run CKS's node script. */
+        CloudStackIso,
+        /** A user-supplied script from a ConfigMap, for any kubeadm cluster. */
+        Script
+    }
+
+    @JsonPropertyDescription("CloudStackIso (attach the version's ISO, run CKS's node script) or Script (your script from a ConfigMap).")
+    @Required
+    private Type type;
+
+    private CloudStackIso cloudStackIso;
+
+    private Script script;
+
+    @JsonPropertyDescription("Image of the upgrade Job; empty uses the operator's default.")
+    private String image = "";
+
+    @JsonPropertyDescription("Seconds the upgrade Job of one node may run.")
+    @Default("1800")
+    @Min(1)
+    private Integer jobTimeoutSeconds = 1800;
+
+    public static class CloudStackIso {
+        @JsonPropertyDescription("Id of CloudStack's Kubernetes supported version whose ISO is attached; empty looks it up by targetVersion.")
+        private String kubernetesVersionId;
+
+        public String getKubernetesVersionId() { return kubernetesVersionId; }
+        public void setKubernetesVersionId(String kubernetesVersionId) { this.kubernetesVersionId = kubernetesVersionId; }
+    }
+
+    public static class Script {
+        @JsonPropertyDescription("The ConfigMap holding the script; it is called as `<script> <targetVersion> apply|node`.")
+        @Required
+        private ConfigMapKeyRef configMapRef;
+
+        public ConfigMapKeyRef getConfigMapRef() { return configMapRef; }
+        public void setConfigMapRef(ConfigMapKeyRef configMapRef) { this.configMapRef = configMapRef; }
+    }
+
+    public static class ConfigMapKeyRef {
+        @Required
+        private String name;
+        @JsonPropertyDescription("Namespace of the ConfigMap; empty means the operator's namespace, where the Jobs run.")
+        private String namespace;
+        @Required
+        private String key;
+
+        public String getName() { return name; }
+        public void setName(String name) { this.name = name; }
+        public String getNamespace() { return namespace; }
+        public void setNamespace(String namespace) { this.namespace = namespace; }
+        public String getKey() { return key; }
+        public void setKey(String key) { this.key = key; }
+    }
+
+    public Type getType() { return type; }
+    public void setType(Type type) { this.type = type; }
+    public CloudStackIso getCloudStackIso() { return cloudStackIso; }
+    public void setCloudStackIso(CloudStackIso cloudStackIso) { this.cloudStackIso = cloudStackIso; }
+    public Script getScript() { return script; }
+    public void setScript(Script script) { this.script = script; }
+    public String getImage() { return image; }
+    public void setImage(String image) { this.image = image; }
+    public Integer getJobTimeoutSeconds() { return jobTimeoutSeconds; }
+    public void setJobTimeoutSeconds(Integer jobTimeoutSeconds) { this.jobTimeoutSeconds = jobTimeoutSeconds; }
+}

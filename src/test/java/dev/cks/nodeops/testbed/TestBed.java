@@ -1,0 +1,190 @@
+package dev.cks.nodeops.testbed;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+
+/**
+ * One real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) with
+ * KWOK nodes, started by hack/testbed.sh once per test run and shared by every test class.
+ * Tests that change nodes create their own with {@link #addWorker(String)} so they don't collide.
+ */
+public final class TestBed implements AutoCloseable {
+    public static final String CLUSTER = "cksit";
+    private static TestBed shared;
+    private static RuntimeException startFailure;
+
+    private final Path projectRoot;
+    private final Path kubeconfig;
+    private final KubernetesClient client;
+    private final String serverVersion;
+    private final AtomicInteger names = new AtomicInteger();
+
+    private TestBed(Path projectRoot, Path kubeconfig) throws IOException {
+        this.projectRoot = projectRoot;
+        this.kubeconfig = kubeconfig;
+        Config config = Config.fromKubeconfig(Files.readString(kubeconfig));
+        // The drain must see 429s itself, so tests use a client that does not retry them either.
+        config.setRequestRetryBackoffLimit(0);
+        this.client = new KubernetesClientBuilder().withConfig(config).build();
+        this.serverVersion = client.getKubernetesVersion().getGitVersion();
+    }
+
+    /** The shared bed; the first call builds (if needed) and starts it, which can take minutes. */
+    public static synchronized TestBed shared() {
+        if (startFailure != null) {
+            throw startFailure;
+        }
+        if (shared == null) {
+            try {
+                shared = start();
+                Runtime.getRuntime().addShutdownHook(new Thread(shared::close));
+            } catch (Exception e) {
+                startFailure = new IllegalStateException("The test bed (a real Kubernetes control plane with KWOK nodes) could not be started, "
+                        + "so this test cannot run. Cause: " + e.getMessage()
+                        + ". Run `hack/testbed.sh up " + CLUSTER + " 3` to see the full output; building it needs Go >= 1.24 and the Go module proxy.", e);
+                throw startFailure;
+            }
+        }
+        return shared;
+    }
+
+    private static TestBed start() throws IOException, InterruptedException {
+        Path root = locateProjectRoot();
+        Path log = root.resolve("target/testbed.log");
+        Files.createDirectories(log.getParent());
+        System.out.println("[testbed] starting the real control plane with hack/testbed.sh up " + CLUSTER + " 3 (log: " + log + ")");
+        String out = run(root, log, Duration.ofMinutes(45), "bash", "hack/testbed.sh", "up", CLUSTER, "3");
+        Path kubeconfig = Path.of(out.strip().lines().reduce((a, b) -> b).orElseThrow());
+        TestBed bed = new TestBed(root, kubeconfig);
+        System.out.println("[testbed] Kubernetes API server " + bed.serverVersion + " (real kube-apiserver, controller-manager, scheduler, KWOK) at "
+                + bed.client.getMasterUrl());
+        bed.installCrds();
+        return bed;
+    }
+
+    static Path locateProjectRoot() {
+        String configured = System.getProperty("project.root");
+        Path root = configured != null ? Path.of(configured) : Path.of("").toAbsolutePath();
+        if (!Files.exists(root.resolve("hack/testbed.sh"))) {
+            throw new IllegalStateException("hack/testbed.sh not found under " + root + "; run the tests from the project root");
+        }
+        return root;
+    }
+
+    private void installCrds() throws IOException {
+        try (var files = Files.list(projectRoot.resolve("deploy/crds"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".yml")).sorted().toList()) {
+                CustomResourceDefinition crd = client.getKubernetesSerialization()
+                        .unmarshal(Files.readString(file), CustomResourceDefinition.class);
+                client.apiextensions().v1().customResourceDefinitions().resource(crd).forceConflicts().serverSideApply();
+                client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+                        .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions().stream()
+                                .anyMatch(cond -> "Established".equals(cond.getType()) && "True".equals(cond.getStatus())), 60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    public KubernetesClient client() {
+        return client;
+    }
+
+    public Path kubeconfig() {
+        return kubeconfig;
+    }
+
+    public Path projectRoot() {
+        return projectRoot;
+    }
+
+    public String serverVersion() {
+        return serverVersion;
+    }
+
+    /** A fresh namespace whose name starts with the prefix. */
+    public String newNamespace(String prefix) {
+        String name = prefix + "-" + names.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xfffff);
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build()).create();
+        return name;
+    }
+
+    /** A new KWOK worker named like a CKS node (`<cluster>-node-<hex>`), Ready before this returns. */
+    public Node addWorker(String cluster) {
+        return addNode(cluster, false, "v1.35.4");
+    }
+
+    public Node addControlPlane(String cluster) {
+        return addNode(cluster, true, "v1.35.4");
+    }
+
+    public Node addNode(String cluster, boolean controlPlane, String kubeletVersion) {
+        String hex = String.format("%010x", (System.nanoTime() ^ ((long) names.incrementAndGet() << 36)) & 0xffffffffffL);
+        String name = cluster + (controlPlane ? "-control-" : "-node-") + hex;
+        String manifest = runQuietly("bash", "hack/testbed.sh", "node-manifest", name, controlPlane ? "control" : "node", kubeletVersion);
+        Node node = client.getKubernetesSerialization().unmarshal(manifest, Node.class);
+        client.nodes().resource(node).create();
+        return client.nodes().withName(name).waitUntilCondition(TestBed::isReady, 60, TimeUnit.SECONDS);
+    }
+
+    public static boolean isReady(Node node) {
+        return node != null && node.getStatus() != null && node.getStatus().getConditions() != null
+                && node.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    private String runQuietly(String... command) {
+        try {
+            return run(projectRoot, null, Duration.ofMinutes(1), command);
+        } catch (Exception e) {
+            throw new IllegalStateException(String.join(" ", command) + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs a command in the project root; stderr goes to the log (or is kept for the error), stdout is returned. */
+    static String run(Path root, Path log, Duration timeout, String... command) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(root.toFile());
+        Path err = log != null ? log : Files.createTempFile("testbed", ".err");
+        builder.redirectError(log != null ? ProcessBuilder.Redirect.appendTo(err.toFile()) : ProcessBuilder.Redirect.to(err.toFile()));
+        Process process = builder.start();
+        byte[] out = process.getInputStream().readAllBytes();
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            throw new IOException(String.join(" ", command) + " did not finish within " + timeout);
+        }
+        if (process.exitValue() != 0) {
+            List<String> tail = new ArrayList<>(Files.readAllLines(err));
+            String last = String.join("\n", tail.subList(Math.max(0, tail.size() - 15), tail.size()));
+            throw new IOException(String.join(" ", command) + " exited " + process.exitValue() + ":\n" + last);
+        }
+        return new String(out, StandardCharsets.UTF_8);
+    }
+
+    public Map<String, String> kubectlEnv() {
+        return Map.of("KUBECONFIG", kubeconfig.toString());
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        if (!"true".equals(System.getenv("TESTBED_KEEP"))) {
+            try {
+                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), "bash", "hack/testbed.sh", "down", CLUSTER);
+            } catch (Exception e) {
+                System.err.println("[testbed] could not stop the cluster: " + e.getMessage());
+            }
+        }
+    }
+}
