@@ -10,6 +10,23 @@ import dev.cks.nodeops.audit.VmMapFinding.Type;
  *        {@code notanode:<id>}
  */
 public record Drift(Type type, String key, String vmId, String vmName, String node, String message) {
+    static Drift of(VmMapFinding finding) {
+        return new Drift(finding.getType(), finding.getKey(), finding.getVmId(), finding.getVmName(), finding.getNode(),
+                finding.getMessage());
+    }
+
+    VmMapFinding toFinding(String firstSeen) {
+        VmMapFinding finding = new VmMapFinding();
+        finding.setType(type);
+        finding.setKey(key);
+        finding.setVmId(vmId);
+        finding.setVmName(vmName);
+        finding.setNode(node);
+        finding.setFirstSeen(firstSeen);
+        finding.setMessage(message);
+        return finding;
+    }
+
     /** Findings that need the Node list; kept as they were when it cannot be read. */
     public boolean needsNodes() {
         return isAboutNodes(type);
