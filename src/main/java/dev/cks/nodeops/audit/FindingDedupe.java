@@ -2,12 +2,14 @@ package dev.cks.nodeops.audit;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.cks.nodeops.audit.VmMapFinding.Type;
 import dev.cks.nodeops.common.Timestamps;
 
 /**
@@ -30,9 +32,10 @@ public final class FindingDedupe {
      * @param notAnnounced new findings beyond the event cap, announced together in one summary event
      * @param announceInSync the run is clean after earlier findings: one Normal event
      * @param reportedKeys what to store in {@code status.reportedKeys}
+     * @param countsByType all current findings by type, every type present (zero when none)
      */
     public record Plan(List<VmMapFinding> findings, int findingCount, List<Drift> toAnnounce, int notAnnounced,
-            boolean announceInSync, List<String> reportedKeys) {
+            boolean announceInSync, List<String> reportedKeys, Map<Type, Integer> countsByType) {
     }
 
     /**
@@ -56,11 +59,16 @@ public final class FindingDedupe {
         List<VmMapFinding> findings = new ArrayList<>();
         List<Drift> fresh = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
+        Map<Type, Integer> countsByType = new EnumMap<>(Type.class);
+        for (Type type : Type.values()) {
+            countsByType.put(type, 0);
+        }
         for (Drift drift : effective) {
             if (!seen.add(drift.key())) {
                 continue;
             }
             nextKeys.add(drift.key());
+            countsByType.merge(drift.type(), 1, Integer::sum);
             VmMapFinding previous = previousByKey.get(drift.key());
             if (findings.size() < MAX_STORED_FINDINGS) {
                 findings.add(drift.toFinding(previous != null ? previous.getFirstSeen() : Timestamps.format(now)));
@@ -73,6 +81,6 @@ public final class FindingDedupe {
         List<Drift> toAnnounce = fresh.size() > cap ? List.copyOf(fresh.subList(0, cap)) : List.copyOf(fresh);
         boolean hadFindings = !reported.isEmpty() || !previousFindings.isEmpty();
         return new Plan(findings, seen.size(), toAnnounce, fresh.size() - toAnnounce.size(),
-                seen.isEmpty() && hadFindings, ReportedKeys.encode(nextKeys));
+                seen.isEmpty() && hadFindings, ReportedKeys.encode(nextKeys), countsByType);
     }
 }

@@ -1,31 +1,88 @@
 package dev.cks.nodeops.audit;
 
 import java.time.Clock;
+import java.util.List;
+import java.util.Set;
 
-import dev.cks.nodeops.common.Conditions;
+import jakarta.inject.Inject;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.TransformingItemStore;
+import io.quarkiverse.operatorsdk.annotations.RBACRule;
+import io.quarkiverse.operatorsdk.annotations.RBACVerbs;
 
+/**
+ * Runs an {@link AuditPass} every spec.intervalSeconds through JOSDK's reschedule, so no thread of
+ * ours waits between runs and a restart simply resumes with the next reconcile.
+ */
 @ControllerConfiguration(name = "vmmapaudit")
+@RBACRule(apiGroups = "", resources = "nodes", verbs = { RBACVerbs.GET, RBACVerbs.LIST, RBACVerbs.WATCH })
+@RBACRule(apiGroups = "", resources = "events", verbs = { RBACVerbs.CREATE })
 public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
     private final Clock clock;
+    private final AuditSource source;
+    private final AuditSettings settings;
+    private final AuditEvents events;
+    private final AuditMetrics metrics;
+    private volatile NodeSource nodes = () -> ClusterNodes.unavailable("the operator's watch on Nodes has not started");
 
-    public VMMapAuditReconciler(Clock clock) {
+    @Inject
+    public VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, AuditEvents events,
+            AuditMetrics metrics) {
         this.clock = clock;
+        this.source = source;
+        this.settings = settings;
+        this.events = events;
+        this.metrics = metrics;
+    }
+
+    VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, AuditEvents events,
+            AuditMetrics metrics, NodeSource nodes) {
+        this(clock, source, settings, events, metrics);
+        this.nodes = nodes;
+    }
+
+    /**
+     * Watches Nodes only to have them cached: the mapper names no VMMapAudit, so Node changes never
+     * trigger an audit (the interval does). The cache keeps only name and creation time, so thousands of
+     * Nodes cost kilobytes, not the megabytes of their full status.
+     */
+    @Override
+    public List<EventSource<?, VMMapAudit>> prepareEventSources(EventSourceContext<VMMapAudit> context) {
+        InformerEventSource<Node, VMMapAudit> informer = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Node.class, VMMapAudit.class)
+                        .withName("vmmapaudit-nodes")
+                        .withSecondaryToPrimaryMapper(node -> Set.of())
+                        .withItemStore(new TransformingItemStore<>(VMMapAuditReconciler::nameAndCreation))
+                        .build(),
+                context);
+        nodes = new InformerNodeSource(informer);
+        return List.of(informer);
+    }
+
+    private static Node nameAndCreation(Node node) {
+        return new NodeBuilder().withNewMetadata()
+                .withName(node.getMetadata().getName())
+                .withCreationTimestamp(node.getMetadata().getCreationTimestamp())
+                .withResourceVersion(node.getMetadata().getResourceVersion())
+                .endMetadata().build();
     }
 
     @Override
     public UpdateControl<VMMapAudit> reconcile(VMMapAudit resource, Context<VMMapAudit> context) {
-        VMMapAuditStatus status = resource.getStatus() == null ? new VMMapAuditStatus() : resource.getStatus();
-        long generation = resource.getMetadata().getGeneration();
-        Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "the spec is valid", generation, clock.instant());
-        if (status.getPhase() == null) {
-            status.setPhase(VMMapAuditStatus.Phase.Pending);
-        }
-        status.setObservedGeneration(generation);
-        resource.setStatus(status);
-        return UpdateControl.patchStatus(resource);
+        AuditPass.Outcome outcome = new AuditPass(clock, source, nodes, settings, events, metrics).run(resource);
+        resource.setStatus(outcome.status());
+        UpdateControl<VMMapAudit> control = UpdateControl.patchStatus(resource);
+        outcome.rescheduleAfter().ifPresent(control::rescheduleAfter);
+        return control;
     }
 }

@@ -29,7 +29,17 @@ public final class Conditions {
      */
     public static void set(List<Condition> conditions, String type, boolean status, String reason, String message,
             Long observedGeneration, Instant now) {
-        String statusText = status ? "True" : "False";
+        put(conditions, type, status ? "True" : "False", reason, message, observedGeneration, now);
+    }
+
+    /** For a condition that cannot be judged right now (e.g. the check it reports on was skipped). */
+    public static void setUnknown(List<Condition> conditions, String type, String reason, String message,
+            Long observedGeneration, Instant now) {
+        put(conditions, type, "Unknown", reason, message, observedGeneration, now);
+    }
+
+    private static void put(List<Condition> conditions, String type, String statusText, String reason, String message,
+            Long observedGeneration, Instant now) {
         String trimmed = message == null ? "" : message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
         Optional<Condition> existing = find(conditions, type);
         String transition = existing.filter(c -> statusText.equals(c.getStatus()))

@@ -1,0 +1,208 @@
+package dev.cks.nodeops.audit;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import dev.cks.nodeops.audit.VMMapAuditStatus.Phase;
+import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.Timestamps;
+
+/**
+ * One audit of one VMMapAudit: decide whether to run, read the three views, check, dedupe, announce
+ * and write the status. All I/O goes through the ports, so the whole flow runs in tests without a
+ * cluster or CloudStack.
+ */
+public final class AuditPass {
+    /** What the reconciler does with the resource afterwards; no delay means wait for a spec change. */
+    public record Outcome(VMMapAuditStatus status, Optional<Duration> rescheduleAfter) {
+    }
+
+    private final Clock clock;
+    private final AuditSource source;
+    private final NodeSource nodes;
+    private final AuditSettings settings;
+    private final AuditEvents events;
+    private final AuditMetrics metrics;
+
+    public AuditPass(Clock clock, AuditSource source, NodeSource nodes, AuditSettings settings, AuditEvents events,
+            AuditMetrics metrics) {
+        this.clock = clock;
+        this.source = source;
+        this.nodes = nodes;
+        this.settings = settings;
+        this.events = events;
+        this.metrics = metrics;
+    }
+
+    public Outcome run(VMMapAudit audit) {
+        VMMapAuditSpec spec = audit.getSpec() == null ? new VMMapAuditSpec() : audit.getSpec();
+        VMMapAuditStatus status = audit.getStatus() == null ? new VMMapAuditStatus() : audit.getStatus();
+        Long generation = audit.getMetadata().getGeneration();
+        Instant startedAt = clock.instant();
+        status.setObservedGeneration(generation);
+        Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "the spec is valid", generation, startedAt);
+        Duration interval = Duration.ofSeconds(orDefault(spec.getIntervalSeconds(), 300));
+
+        if (!settings.enabled()) {
+            return idle(status, Phase.Suspended, "Disabled",
+                    "Auditing is turned off for the whole operator (setting cks.audit.enabled=false).", generation, startedAt);
+        }
+        if (Boolean.TRUE.equals(spec.getSuspend())) {
+            return idle(status, Phase.Suspended, "Suspended",
+                    "Auditing is suspended; set spec.suspend to false to resume it.", generation, startedAt);
+        }
+        String clusterId = spec.getClusterId() != null && !spec.getClusterId().isBlank() ? spec.getClusterId()
+                : settings.clusterId().filter(id -> !id.isBlank()).orElse(null);
+        if (clusterId == null) {
+            status.setPhase(Phase.Error);
+            status.setMessage("No CKS cluster to audit: set spec.clusterId or the operator setting cks.audit.cluster-id.");
+            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "NoCluster", status.getMessage(), generation, startedAt);
+            return new Outcome(status, Optional.of(interval));
+        }
+        status.setClusterId(clusterId);
+
+        CallCounter calls = new CallCounter();
+        try {
+            return audit(audit, spec, status, clusterId, calls, startedAt, interval);
+        } catch (AuditSourceException e) {
+            // Findings stay as they were: an unreachable CloudStack says nothing about drift.
+            Conditions.set(status.getConditions(), Conditions.CLOUDSTACK_REACHABLE, false, "Unreachable", e.getMessage(),
+                    generation, startedAt);
+            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "CloudStackUnreachable",
+                    "The audit could not read CloudStack; findings are from the last complete run.", generation, startedAt);
+            status.setPhase(Phase.Error);
+            status.setMessage(e.getMessage());
+            status.setLastRun(lastRun(startedAt, calls.count, null, "CloudStack could not answer: " + e.getMessage()));
+            return new Outcome(status, Optional.of(interval));
+        }
+    }
+
+    private Outcome audit(VMMapAudit audit, VMMapAuditSpec spec, VMMapAuditStatus status, String clusterId,
+            CallCounter calls, Instant startedAt, Duration interval) {
+        Long generation = audit.getMetadata().getGeneration();
+        Optional<ClusterView> found = calls.count(() -> source.cluster(clusterId));
+        Conditions.set(status.getConditions(), Conditions.CLOUDSTACK_REACHABLE, true, "Reachable",
+                "CloudStack answered the audit's calls.", generation, startedAt);
+        if (found.isEmpty()) {
+            status.setPhase(Phase.Error);
+            status.setMessage("CloudStack has no Kubernetes cluster with id " + clusterId + "; check spec.clusterId.");
+            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", status.getMessage(), generation, startedAt);
+            status.setLastRun(lastRun(startedAt, calls.count, null, status.getMessage()));
+            return new Outcome(status, Optional.of(interval));
+        }
+        ClusterView cluster = found.get();
+        Optional<String> skipReason = skipReason(cluster);
+        if (skipReason.isPresent()) {
+            status.setPhase(Phase.Skipped);
+            status.setMessage(skipReason.get());
+            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC,
+                    cluster.isCloudManaged() ? "ClusterNotSettled" : "ExternalManaged", skipReason.get(), generation, startedAt);
+            status.setLastRun(lastRun(startedAt, calls.count, cluster.state(), skipReason.get()));
+            return new Outcome(status, Optional.of(interval));
+        }
+
+        List<OwnedVm> ownerVms = calls.count(() -> source.ownerVms(cluster));
+        Set<String> otherMaps = calls.count(() -> source.otherClustersMappedIds(cluster));
+        ClusterNodes clusterNodes = nodes.read();
+        AuditSnapshot snapshot = new AuditSnapshot(cluster, ownerVms, otherMaps, clusterNodes, clock.instant(),
+                Duration.ofSeconds(orDefault(spec.getGracePeriodSeconds(), 900)));
+        List<Drift> drifts = VmMapChecker.check(snapshot);
+
+        // A scale or upgrade that started meanwhile makes the views disagree for a moment; that is not drift.
+        Optional<ClusterView> again = calls.count(() -> source.cluster(clusterId));
+        if (again.isEmpty() || again.get().changedSince(cluster)) {
+            String note = "Cluster " + cluster.name() + " changed during the check (state or VM map); nothing was reported"
+                    + " and the next run checks again.";
+            status.setMessage(note);
+            status.setLastRun(lastRun(startedAt, calls.count, again.map(ClusterView::state).orElse(cluster.state()), note));
+            return new Outcome(status, Optional.of(interval));
+        }
+
+        FindingDedupe.Plan plan = FindingDedupe.plan(status.getFindings(), status.getReportedKeys(), drifts,
+                clusterNodes.available(), orDefault(spec.getMaxEventsPerRun(), 5), startedAt);
+        announce(audit, cluster, plan);
+
+        status.setFindings(plan.findings());
+        status.setFindingCount(plan.findingCount());
+        status.setReportedKeys(plan.reportedKeys());
+        String summary = summary(cluster, plan);
+        status.setMessage(summary);
+        status.setPhase(plan.findingCount() == 0 ? Phase.InSync : Phase.DriftFound);
+        Conditions.set(status.getConditions(), Conditions.IN_SYNC, plan.findingCount() == 0,
+                plan.findingCount() == 0 ? "InSync" : "DriftFound", summary, generation, startedAt);
+        String note = clusterNodes.available() ? null
+                : "Only the VM map and the VMs were compared: " + clusterNodes.unavailableReason() + ".";
+        VMMapAuditStatus.LastRun lastRun = lastRun(startedAt, calls.count, cluster.state(), note);
+        status.setLastRun(lastRun);
+        metrics.recordRun(audit.getMetadata().getName(), plan.countsByType(), Duration.ofMillis(lastRun.getDurationMillis()));
+        return new Outcome(status, Optional.of(interval));
+    }
+
+    private static Optional<String> skipReason(ClusterView cluster) {
+        if (!cluster.isCloudManaged()) {
+            return Optional.of("Cluster " + cluster.name() + " is " + cluster.clusterType()
+                    + ": CloudStack does not manage its nodes' VMs, so there is no VM map to audit.");
+        }
+        if (!cluster.isSettled()) {
+            return Optional.of("Cluster " + cluster.name() + " is " + cluster.state()
+                    + "; the audit runs when CloudStack reports it Running or Alert.");
+        }
+        return Optional.empty();
+    }
+
+    private void announce(VMMapAudit audit, ClusterView cluster, FindingDedupe.Plan plan) {
+        plan.toAnnounce().forEach(drift -> events.warning(audit, AuditEvents.DRIFT, drift.message()));
+        if (plan.notAnnounced() > 0) {
+            events.warning(audit, AuditEvents.DRIFT, plan.notAnnounced() + " more new findings in cluster " + cluster.name()
+                    + "; see status.findings of VMMapAudit " + audit.getMetadata().getName() + ".");
+        }
+        if (plan.announceInSync()) {
+            events.normal(audit, AuditEvents.IN_SYNC,
+                    "Cluster " + cluster.name() + " is in sync again: its VM map, VMs and Nodes agree.");
+        }
+    }
+
+    private static String summary(ClusterView cluster, FindingDedupe.Plan plan) {
+        int count = plan.findingCount();
+        if (count == 0) {
+            return "Cluster " + cluster.name() + ": VM map, VMs and Nodes agree.";
+        }
+        String shown = count > plan.findings().size() ? " (status lists the first " + plan.findings().size() + ")" : "";
+        return count + (count == 1 ? " finding" : " findings") + " in cluster " + cluster.name() + shown + ".";
+    }
+
+    private Outcome idle(VMMapAuditStatus status, Phase phase, String reason, String message, Long generation, Instant now) {
+        status.setPhase(phase);
+        status.setMessage(message);
+        Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, reason, message, generation, now);
+        return new Outcome(status, Optional.empty());
+    }
+
+    private VMMapAuditStatus.LastRun lastRun(Instant startedAt, int calls, String clusterState, String note) {
+        VMMapAuditStatus.LastRun lastRun = new VMMapAuditStatus.LastRun();
+        lastRun.setStartedAt(Timestamps.format(startedAt));
+        lastRun.setDurationMillis(Math.max(0, Duration.between(startedAt, clock.instant()).toMillis()));
+        lastRun.setCloudStackCalls(calls);
+        lastRun.setClusterState(clusterState);
+        lastRun.setNote(note);
+        return lastRun;
+    }
+
+    private static int orDefault(Integer value, int fallback) {
+        return value == null ? fallback : value;
+    }
+
+    /** Counts calls to CloudStack, including the one that failed. */
+    private static final class CallCounter {
+        int count;
+
+        <T> T count(java.util.function.Supplier<T> call) {
+            count++;
+            return call.get();
+        }
+    }
+}
