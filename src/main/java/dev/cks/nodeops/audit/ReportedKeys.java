@@ -11,16 +11,20 @@ import java.util.Set;
 /**
  * The keys of reported findings as stored in {@code status.reportedKeys}. Up to {@value #PLAIN_LIMIT}
  * keys are stored as they are, so users can read them. Above that, each key is stored as its kind
- * and a 16-hex-digit SHA-256 prefix ({@code node:#3f9a…}), about a third of a VM key's size, which
- * keeps the status far below etcd's object size limit for clusters with thousands of findings. The
- * kind stays readable because node findings must be told apart while the Node list is unreadable. A
- * 64-bit prefix makes a collision, which would only hide one event, negligible at these counts.
- * Lookups accept either form, so switching between them loses nothing.
+ * and a 12-hex-digit SHA-256 prefix ({@code node:#3f9a…}), about a third of a VM key's size, so the
+ * status of a cluster with thousands of findings stays far below etcd's object size limit (about 19
+ * bytes of JSON per key). The kind stays readable because node findings must be told apart while the
+ * Node list is unreadable. With 48 bits, a collision, which would only hide one event, has odds
+ * below one in a million at {@value #MAX_ENTRIES} keys. Lookups accept either form, so switching
+ * between them loses nothing. Beyond {@value #MAX_ENTRIES} keys (about 400 kB) the rest is not
+ * stored: those findings are then summarised again on every run rather than risk a status the API
+ * server refuses.
  */
 final class ReportedKeys {
     static final int PLAIN_LIMIT = 200;
     private static final String HASH_MARK = "#";
-    private static final int HASH_HEX_DIGITS = 16;
+    static final int MAX_ENTRIES = 20_000;
+    private static final int HASH_HEX_DIGITS = 12;
 
     private final Set<String> stored;
 
@@ -50,7 +54,7 @@ final class ReportedKeys {
         if (keys.size() <= PLAIN_LIMIT) {
             return keys.stream().distinct().toList();
         }
-        return keys.stream().map(key -> isHashed(key) ? key : hashed(key)).distinct().toList();
+        return keys.stream().map(key -> isHashed(key) ? key : hashed(key)).distinct().limit(MAX_ENTRIES).toList();
     }
 
     static boolean isHashed(String entry) {

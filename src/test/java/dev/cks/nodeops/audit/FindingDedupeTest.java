@@ -172,7 +172,7 @@ class FindingDedupeTest {
     void manyKeysAreStoredAsHashesAndStillDedupe() {
         Drift[] many = IntStream.range(0, 250).mapToObj(i -> destroyed(String.format("id-%04d", i))).toArray(Drift[]::new);
         Plan first = runs.run(T0, many);
-        assertThat(first.reportedKeys()).hasSize(250).allSatisfy(entry -> assertThat(entry).matches("vm:#[0-9a-f]{16}"));
+        assertThat(first.reportedKeys()).hasSize(250).allSatisfy(entry -> assertThat(entry).matches("vm:#[0-9a-f]{12}"));
         assertThat(first.findingCount()).isEqualTo(250);
         assertThat(first.findings()).as("the status keeps a bounded list").hasSize(FindingDedupe.MAX_STORED_FINDINGS);
         assertThat(first.notAnnounced()).isEqualTo(245);
@@ -207,10 +207,16 @@ class FindingDedupeTest {
 
     @Test
     void hashesKeepTheKindAndAreStable() {
-        assertThat(ReportedKeys.hashed("node:bob")).startsWith("node:#").hasSize("node:#".length() + 16)
+        assertThat(ReportedKeys.hashed("node:bob")).startsWith("node:#").hasSize("node:#".length() + 12)
                 .isEqualTo(ReportedKeys.hashed("node:bob"));
         assertThat(ReportedKeys.hashed("vm:a")).isNotEqualTo(ReportedKeys.hashed("vm:b"));
         assertThat(ReportedKeys.isHashed(ReportedKeys.hashed("vm:a"))).isTrue();
         assertThat(ReportedKeys.isHashed("vm:a")).isFalse();
+    }
+
+    @Test
+    void theStoredKeysAreBoundedSoTheStatusStaysStorable() {
+        List<String> keys = IntStream.range(0, ReportedKeys.MAX_ENTRIES + 10).mapToObj(i -> "vm:" + i).toList();
+        assertThat(ReportedKeys.encode(keys)).hasSize(ReportedKeys.MAX_ENTRIES);
     }
 }
