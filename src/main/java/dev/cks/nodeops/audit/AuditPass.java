@@ -63,6 +63,12 @@ public final class AuditPass {
             Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "NoCluster", status.getMessage(), generation, startedAt);
             return new Outcome(status, Optional.of(interval));
         }
+        if (status.getClusterId() != null && !status.getClusterId().equals(clusterId)) {
+            // Findings and reported keys belong to the cluster they were found in; another cluster starts afresh.
+            status.setFindings(null);
+            status.setReportedKeys(null);
+            status.setFindingCount(null);
+        }
         status.setClusterId(clusterId);
 
         CallCounter calls = new CallCounter();

@@ -7,7 +7,6 @@ import java.util.Set;
 import jakarta.inject.Inject;
 
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -53,8 +52,7 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
 
     /**
      * Watches Nodes only to have them cached: the mapper names no VMMapAudit, so Node changes never
-     * trigger an audit (the interval does). The cache keeps only name and creation time, so thousands of
-     * Nodes cost kilobytes, not the megabytes of their full status.
+     * trigger an audit (the interval does). The cache keeps only what the audit reads.
      */
     @Override
     public List<EventSource<?, VMMapAudit>> prepareEventSources(EventSourceContext<VMMapAudit> context) {
@@ -62,19 +60,11 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
                 InformerEventSourceConfiguration.from(Node.class, VMMapAudit.class)
                         .withName("vmmapaudit-nodes")
                         .withSecondaryToPrimaryMapper(node -> Set.of())
-                        .withItemStore(new TransformingItemStore<>(VMMapAuditReconciler::nameAndCreation))
+                        .withItemStore(new TransformingItemStore<>(InformerNodeSource::nameAndCreation))
                         .build(),
                 context);
-        nodes = new InformerNodeSource(informer);
+        nodes = InformerNodeSource.of(informer);
         return List.of(informer);
-    }
-
-    private static Node nameAndCreation(Node node) {
-        return new NodeBuilder().withNewMetadata()
-                .withName(node.getMetadata().getName())
-                .withCreationTimestamp(node.getMetadata().getCreationTimestamp())
-                .withResourceVersion(node.getMetadata().getResourceVersion())
-                .endMetadata().build();
     }
 
     @Override

@@ -385,4 +385,19 @@ class VMMapAuditReconcilerTest {
         new VMMapAuditReconciler(clock, slow, settings, events, new AuditMetrics(registry), nodes).reconcile(audit, null);
         assertThat(status().getLastRun().getDurationMillis()).isEqualTo(412);
     }
+
+    @Test
+    void pointingTheAuditAtAnotherClusterStartsAfresh() {
+        nodes.current = ClusterNodes.of(List.of(new NodeView(CONTROL, LONG_AGO), new NodeView(WORKER, LONG_AGO),
+                new NodeView("laptop-of-bob", LONG_AGO)));
+        reconcile();
+        assertThat(status().getReportedKeys()).containsExactly("node:laptop-of-bob");
+        cloudStack.cluster = new ClusterView("c-2", "staging", "Running", "CloudManaged", List.of());
+        nodes.current = ClusterNodes.unavailable(InformerNodeSource.NOT_WATCHING);
+        audit.getSpec().setClusterId("c-2");
+        reconcile();
+        assertThat(status().getClusterId()).isEqualTo("c-2");
+        assertThat(status().getFindings()).as("prod's node finding is not carried to staging").isEmpty();
+        assertThat(status().getReportedKeys()).isEmpty();
+    }
 }
