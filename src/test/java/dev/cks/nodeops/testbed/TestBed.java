@@ -25,6 +25,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
  */
 public final class TestBed implements AutoCloseable {
     public static final String CLUSTER = "cksit";
+    public static final String OPERATOR_NAMESPACE = "cks-node-operator";
     private static TestBed shared;
     private static RuntimeException startFailure;
 
@@ -74,6 +75,9 @@ public final class TestBed implements AutoCloseable {
         System.out.println("[testbed] Kubernetes API server " + bed.serverVersion + " (real kube-apiserver, controller-manager, scheduler, KWOK) at "
                 + bed.client.getMasterUrl());
         bed.installCrds();
+        // Where the operator keeps its Lease and runs its Jobs, as the Helm chart sets it up.
+        bed.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(OPERATOR_NAMESPACE).endMetadata().build())
+                .serverSideApply();
         return bed;
     }
 
