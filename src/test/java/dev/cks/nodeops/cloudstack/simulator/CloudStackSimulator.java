@@ -189,8 +189,13 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     /** A CloudManaged cluster of the default account with nodes named like CKS names them. */
     public synchronized SimulatedCluster addCluster(String name, int controlNodes, int workers) {
+        return addCluster(name, Owner.of(defaultAccount), controlNodes, workers);
+    }
+
+    /** A CloudManaged cluster on the first supported version (one is added if there is none). */
+    public synchronized SimulatedCluster addCluster(String name, Owner owner, int controlNodes, int workers) {
         String versionId = versions.isEmpty() ? addSupportedVersion("1.33.1").id() : versions.keySet().iterator().next();
-        SimulatedCluster cluster = addCluster(name, Owner.of(defaultAccount), "CloudManaged", versionId);
+        SimulatedCluster cluster = addCluster(name, owner, "CloudManaged", versionId);
         for (int i = 0; i < controlNodes; i++) {
             addClusterVm(cluster, name + "-control-" + shortHex(), NodeRole.CONTROL);
         }
