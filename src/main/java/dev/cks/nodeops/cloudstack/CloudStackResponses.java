@@ -66,7 +66,7 @@ public final class CloudStackResponses {
         List<T> items = new ArrayList<>();
         if (array != null && array.isArray()) {
             for (JsonNode item : array) {
-                items.add(MAPPER.convertValue(item, type));
+                items.add(treeToValue(item, type));
             }
         }
         JsonNode count = envelope.get("count");
@@ -74,7 +74,7 @@ public final class CloudStackResponses {
     }
 
     public static AsyncJobResult asyncJobResult(JsonNode envelope) {
-        return MAPPER.convertValue(envelope, AsyncJobResult.class);
+        return treeToValue(envelope, AsyncJobResult.class);
     }
 
     /** The job id of an async command's immediate answer. */
@@ -92,7 +92,7 @@ public final class CloudStackResponses {
         if (result == null || !result.has(entityKey) || !result.get(entityKey).isObject()) {
             return Optional.empty();
         }
-        return Optional.of(MAPPER.convertValue(result.get(entityKey), type));
+        return Optional.of(treeToValue(result.get(entityKey), type));
     }
 
     /** A failed job's error, from {@code jobresult} (modern "object" form) or the text form of old servers. */
@@ -103,6 +103,16 @@ public final class CloudStackResponses {
                     intOrNull(result.get("cserrorcode")), textOrNull(result.get("errortext")));
         }
         return new ApiError(job.jobResultCode(), null, result == null ? null : result.asText());
+    }
+
+    /** Reads a tree straight into the model; cheaper than convertValue, which re-serializes first. */
+    private static <T> T treeToValue(JsonNode node, Class<T> type) {
+        try {
+            return MAPPER.treeToValue(node, type);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("unexpected shape of a CloudStack " + type.getSimpleName() + ": "
+                    + e.getOriginalMessage(), e);
+        }
     }
 
     private static Integer firstInt(Integer preferred, Integer fallback) {
