@@ -8,13 +8,15 @@ import java.time.Duration;
 /**
  * {@code cloudstack.api.requests{command,outcome}} (Prometheus:
  * {@code cloudstack_api_requests_seconds}), {@code cloudstack.api.retries{command}} and
- * {@code cloudstack.api.errors{command,errorcode}}. Tags never carry parameters, so no key can leak.
+ * {@code cloudstack.api.errors{command,errorcode}} and {@code cloudstack.api.jobs{command,outcome}}
+ * (time from submitting an async command to the end of its job). Tags never carry parameters, so no key can leak.
  */
 public final class CloudStackApiMetrics {
 
     public static final String REQUESTS = "cloudstack.api.requests";
     public static final String RETRIES = "cloudstack.api.retries";
     public static final String ERRORS = "cloudstack.api.errors";
+    public static final String JOBS = "cloudstack.api.jobs";
 
     public static final String SUCCESS = "success";
 
@@ -27,6 +29,15 @@ public final class CloudStackApiMetrics {
     public void recordRequest(String command, String outcome, Duration duration) {
         Timer.builder(REQUESTS)
                 .description("Time of CloudStack API commands, retries included")
+                .tag("command", command)
+                .tag("outcome", outcome)
+                .register(registry)
+                .record(duration);
+    }
+
+    public void recordJob(String command, String outcome, Duration duration) {
+        Timer.builder(JOBS)
+                .description("Time from submitting an async CloudStack command until its job ended or the wait gave up")
                 .tag("command", command)
                 .tag("outcome", outcome)
                 .register(registry)

@@ -228,9 +228,17 @@ public final class CloudStackClient {
     }
 
     private AsyncJobResult runAsync(ApiCall call) {
+        long startNanos = System.nanoTime();
         String jobId = CloudStackResponses.jobId(execute(call), call.command());
         LOG.debugf("CloudStack %s started job %s", call.command(), jobId);
-        return waitForJob(call.command(), jobId);
+        try {
+            AsyncJobResult job = waitForJob(call.command(), jobId);
+            metrics.recordJob(call.command(), CloudStackApiMetrics.SUCCESS, Duration.ofNanos(System.nanoTime() - startNanos));
+            return job;
+        } catch (CloudStackException failure) {
+            metrics.recordJob(call.command(), CloudStackApiMetrics.outcomeOf(failure), Duration.ofNanos(System.nanoTime() - startNanos));
+            throw failure;
+        }
     }
 
     // ---- The one request path ------------------------------------------------------------

@@ -302,6 +302,51 @@ class CloudStackClientTest {
         assertThat(failure.errorText()).contains("not a worker node");
     }
 
+    @Test
+    void waitsForAJobThatTakesTimeOnTheServerClock() {
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        simulator.planJob("destroyVirtualMachine", new JobOutcome.SucceedsAfter(Duration.ofSeconds(20)));
+
+        client.destroyVirtualMachine(vm.id());
+
+        assertThat(simulator.findVm(vm.id())).isEmpty();
+        assertThat(time.totalSlept()).isGreaterThanOrEqualTo(Duration.ofSeconds(20));
+        assertThat(registry.get(CloudStackApiMetrics.JOBS).tag("command", "destroyVirtualMachine").tag("outcome", "success")
+                .timer().count()).isEqualTo(1);
+    }
+
+    @Test
+    void signsUnusualCharactersAlikeInGetQueriesAndPostForms() {
+        String text = "my cluster*~ é+%&=";
+        simulator.addVm("my cluster*~ é+%&=-1", Owner.of(simulator.defaultAccount()));
+
+        assertThat(client.listVirtualMachines(VmQuery.allOf(OwnerScope.CALLER).withKeyword(text))).hasSize(1);
+        SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
+        SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
+        assertThatThrownBy(() -> client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(text)))
+                .hasMessageContaining("was not removed");
+
+        assertThat(simulator.calls()).allSatisfy(call -> assertThat(call.authenticated()).isTrue());
+        assertThat(simulator.calls("listVirtualMachines").get(0).param("keyword")).isEqualTo(text);
+        assertThat(simulator.calls("removeVirtualMachinesFromKubernetesCluster").get(0).param("virtualmachineids")).isEqualTo(text);
+    }
+
+    @Test
+    void countsFailedAndTimedOutJobs() {
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        simulator.planJob("destroyVirtualMachine", JobOutcome.fails(530, "no"), JobOutcome.neverFinishes());
+        CloudStackClient shortWait = clientFor(simulator.credentials(), CloudStackClientSettings.DEFAULTS
+                .withAsyncJobWait(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofSeconds(5)));
+
+        assertThatThrownBy(() -> shortWait.destroyVirtualMachine(vm.id())).isInstanceOf(CloudStackException.class);
+        assertThatThrownBy(() -> shortWait.destroyVirtualMachine(vm.id())).isInstanceOf(CloudStackException.class);
+
+        assertThat(registry.get(CloudStackApiMetrics.JOBS).tag("outcome", "job_failed").timer().count()).isEqualTo(1);
+        assertThat(registry.get(CloudStackApiMetrics.JOBS).tag("outcome", "job_timeout").timer().count()).isEqualTo(1);
+        assertThat(registry.get(CloudStackApiMetrics.ERRORS).tag("command", "destroyVirtualMachine").tag("errorcode", "530")
+                .counter().count()).isEqualTo(1);
+    }
+
     // ---- retries --------------------------------------------------------------------------
 
     @Test

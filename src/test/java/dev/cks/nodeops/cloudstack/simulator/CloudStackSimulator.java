@@ -76,6 +76,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final Map<String, Queue<JobOutcome>> plannedJobs = new ConcurrentHashMap<>();
     private final List<RecordedCall> calls = new CopyOnWriteArrayList<>();
     private final SimulatedAccount defaultAccount;
+    private volatile JobOutcome defaultJobOutcome = JobOutcome.succeedsAfterPolls(1);
 
     private static final class SimulatedJob {
         final String id;
@@ -84,13 +85,15 @@ public final class CloudStackSimulator implements AutoCloseable {
         final Runnable effect;
         final Supplier<ObjectNode> result;
         final Runnable onFailure;
+        final Instant started;
         int polls;
         int status;
         ObjectNode jobResult;
 
         SimulatedJob(String id, String command, JobOutcome outcome, Runnable effect, Supplier<ObjectNode> result,
-                Runnable onFailure) {
+                Runnable onFailure, Instant started) {
             this.id = id;
+            this.started = started;
             this.onFailure = onFailure;
             this.command = command;
             this.outcome = outcome;
@@ -271,6 +274,11 @@ public final class CloudStackSimulator implements AutoCloseable {
     public void planJob(String command, JobOutcome... outcomes) {
         plannedJobs.computeIfAbsent(command.toLowerCase(Locale.ROOT), key -> new ConcurrentLinkedQueue<>())
                 .addAll(List.of(outcomes));
+    }
+
+    /** How jobs end that have no planned outcome; the demo uses a few seconds to look realistic. */
+    public void setDefaultJobOutcome(JobOutcome outcome) {
+        this.defaultJobOutcome = outcome;
     }
 
     public List<RecordedCall> calls() {
@@ -611,9 +619,9 @@ public final class CloudStackSimulator implements AutoCloseable {
         Queue<JobOutcome> planned = plannedJobs.get(command.toLowerCase(Locale.ROOT));
         JobOutcome outcome = planned == null ? null : planned.poll();
         if (outcome == null) {
-            outcome = JobOutcome.succeedsAfterPolls(1);
+            outcome = defaultJobOutcome;
         }
-        SimulatedJob job = new SimulatedJob(newId(), command, outcome, effect, result, onFailure);
+        SimulatedJob job = new SimulatedJob(newId(), command, outcome, effect, result, onFailure, clock.instant());
         jobs.put(job.id, job);
         ObjectNode inner = json.createObjectNode();
         inner.put("jobid", job.id);
@@ -628,7 +636,10 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
         if (job.status == 0) {
             job.polls++;
-            if (job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()) {
+            boolean succeedsNow = job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()
+                    || job.outcome instanceof JobOutcome.SucceedsAfter after
+                            && !clock.instant().isBefore(job.started.plus(after.duration()));
+            if (succeedsNow) {
                 job.effect.run();
                 job.status = 1;
                 job.jobResult = job.result.get();

@@ -36,7 +36,7 @@ public final class CloudStackSimulatorMain {
 
     /**
      * Seed format: {@code {"apiKey": "...", "secretKey": "...", "versions": ["1.33.1"],
-     * "clusters": [{"name": "demo", "controlNodes": 1, "workers": 3}], "standaloneVms": 2}}.
+     * "clusters": [{"name": "demo", "controlNodes": 1, "workers": 3}], "standaloneVms": 2, "jobSeconds": 3}}.
      */
     public static CloudStackSimulator startSeeded(int port, JsonNode seed) {
         CloudStackSimulator simulator = CloudStackSimulator.start(port, Clock.systemUTC());
@@ -44,6 +44,9 @@ public final class CloudStackSimulatorMain {
         if (seed.hasNonNull("apiKey") && seed.hasNonNull("secretKey")) {
             account = simulator.addAccount(seed.path("account").asText("demo"), CloudStackSimulator.ROOT_DOMAIN_ID,
                     seed.get("apiKey").asText(), seed.get("secretKey").asText(), true);
+        }
+        if (seed.has("jobSeconds")) {
+            simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(seed.get("jobSeconds").asLong())));
         }
         for (JsonNode version : seed.path("versions")) {
             simulator.addSupportedVersion(version.asText());

@@ -11,6 +11,10 @@ public sealed interface JobOutcome {
     record FailsAfterPolls(int polls, int errorCode, String errorText) implements JobOutcome {
     }
 
+    /** Succeeds on the first poll at or after this much time on the simulator's clock. */
+    record SucceedsAfter(java.time.Duration duration) implements JobOutcome {
+    }
+
     /** Stays pending forever. */
     record NeverFinishes() implements JobOutcome {
     }
