@@ -264,12 +264,16 @@ class CloudStackClientTest {
     }
 
     @Test
-    void reportsAVmThatWasNotInTheMap() {
+    void reportsVmsThatWereNotInTheMap() {
         SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
         SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
 
-        assertThatThrownBy(() -> client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of("stray")))
-                .isInstanceOf(CloudStackException.class).hasMessageContaining("VM stray was not removed");
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of("stray")));
+
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(failure.errorText()).isEqualTo("Provided VMs are not part of the CKS cluster");
+        assertThat(simulator.calls("removeVirtualMachinesFromKubernetesCluster")).hasSize(1);
     }
 
     @Test
@@ -324,7 +328,7 @@ class CloudStackClientTest {
         SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
         SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
         assertThatThrownBy(() -> client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(text)))
-                .hasMessageContaining("was not removed");
+                .isInstanceOfSatisfying(CloudStackException.class, failure -> assertThat(failure.errorCode()).isEqualTo(530));
 
         assertThat(simulator.calls()).allSatisfy(call -> assertThat(call.authenticated()).isTrue());
         assertThat(simulator.calls("listVirtualMachines").get(0).param("keyword")).isEqualTo(text);

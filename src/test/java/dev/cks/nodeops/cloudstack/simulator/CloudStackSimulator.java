@@ -574,9 +574,11 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
         ArrayNode results = json.createArrayNode();
         for (String vmId : splitIds(params.get("virtualmachineids"))) {
-            boolean removed = cluster.removeFromMap(vmId);
+            if (!cluster.removeFromMap(vmId)) {
+                continue;
+            }
             SimulatedVm vm = vms.get(vmId);
-            if (removed && vm != null) {
+            if (vm != null) {
                 if (vm.role() == NodeRole.WORKER) {
                     cluster.setSize(cluster.size() - 1);
                 }
@@ -584,12 +586,17 @@ public final class CloudStackSimulator implements AutoCloseable {
             }
             ObjectNode entry = results.addObject();
             entry.put("id", vmId);
-            entry.put("success", removed);
-            entry.put("displaytext", removed ? "VM removed from the cluster" : "VM is not part of the cluster");
+            entry.put("success", true);
+        }
+        if (results.isEmpty()) {
+            // RemoveVirtualMachinesFromKubernetesClusterCmd answers INTERNAL_ERROR when nothing matched.
+            return new Answer(530, errorBody("removeVirtualMachinesFromKubernetesCluster", 530, 9999,
+                    "Provided VMs are not part of the CKS cluster"));
         }
         ObjectNode inner = json.createObjectNode();
         inner.put("count", results.size());
-        inner.set("removevirtualmachinesfromkubernetesclusterresponse", results);
+        // The array's key is not confirmed from a recorded answer; the client accepts any array.
+        inner.set("virtualmachine", results);
         return ok("removeVirtualMachinesFromKubernetesCluster", inner);
     }
 
