@@ -5,8 +5,8 @@ package dev.cks.nodeops.cloudstack;
  *
  * @param projectId set when the CKS cluster lives in a project; list calls are then scoped to it
  * @param insecureSkipTlsVerify {@code ssl-no-verify}: accept any server certificate
- * @param caBundlePem PEM certificates to trust in addition to nothing else (the JVM's defaults
- *        are used when this is empty)
+ * @param caBundlePem PEM certificates to trust instead of the JVM's default CAs (which apply
+ *        when this is empty), for management servers with a private CA
  */
 public record CloudStackCredentials(
         String apiUrl,
