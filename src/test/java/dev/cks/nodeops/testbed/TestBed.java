@@ -24,7 +24,9 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
  * Tests that change nodes create their own with {@link #addWorker(String)} so they don't collide.
  */
 public final class TestBed implements AutoCloseable {
-    public static final String CLUSTER = "cksit";
+    /** Engineers running ITs side by side set TESTBED_CLUSTER (env or system property) so their beds don't collide. */
+    public static final String CLUSTER = System.getProperty("TESTBED_CLUSTER",
+            System.getenv().getOrDefault("TESTBED_CLUSTER", "cksit"));
     public static final String OPERATOR_NAMESPACE = "cks-node-operator";
     private static TestBed shared;
     private static RuntimeException startFailure;
