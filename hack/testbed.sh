@@ -109,7 +109,7 @@ node_manifest() { # name role version
     role_labels="    node-role.kubernetes.io/control-plane: \"\""
     taints=$'  taints:\n  - key: node-role.kubernetes.io/control-plane\n    effect: NoSchedule'
   fi
-  local template; template=$(cat "$(dirname "$0")/kwok-node.yaml")
+  local template; template=$(grep -v "^#" "$(dirname "$0")/kwok-node.yaml")
   template=${template//__NAME__/$1}
   template=${template//__VERSION__/$3}
   template=${template//__ROLE_LABELS__/$role_labels}

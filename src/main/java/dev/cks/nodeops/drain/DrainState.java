@@ -8,6 +8,9 @@ import java.util.List;
  * restarted operator carries on with the same attempt and deadlines.
  */
 public class DrainState {
+    /** Older entries of {@link #podsSeen} are dropped beyond this, so a huge node can't bloat the status. */
+    static final int MAX_PODS_SEEN = 500;
+
     private Integer attempt;
     private String attemptStartedAt;
     private String nextAttemptAt;
@@ -15,6 +18,30 @@ public class DrainState {
     private String blockedBy;
     /** Pods (namespace/name/uid) evicted in this drain, so a UID change can be told from the same pod. */
     private List<String> podsSeen = new ArrayList<>();
+    /** The tail (at most 2000 characters) of the last error the API server answered during this drain. */
+    private String lastApiError;
+
+    public static DrainState copyOf(DrainState state) {
+        DrainState copy = new DrainState();
+        if (state != null) {
+            copy.attempt = state.attempt;
+            copy.attemptStartedAt = state.attemptStartedAt;
+            copy.nextAttemptAt = state.nextAttemptAt;
+            copy.blockedBy = state.blockedBy;
+            copy.podsSeen = new ArrayList<>(state.podsSeen);
+            copy.lastApiError = state.lastApiError;
+        }
+        return copy;
+    }
+
+    void recordEvicted(String podKey) {
+        if (!podsSeen.contains(podKey)) {
+            podsSeen.add(podKey);
+        }
+        if (podsSeen.size() > MAX_PODS_SEEN) {
+            podsSeen.subList(0, podsSeen.size() - MAX_PODS_SEEN).clear();
+        }
+    }
 
     public Integer getAttempt() { return attempt; }
     public void setAttempt(Integer attempt) { this.attempt = attempt; }
@@ -26,4 +53,6 @@ public class DrainState {
     public void setBlockedBy(String blockedBy) { this.blockedBy = blockedBy; }
     public List<String> getPodsSeen() { return podsSeen; }
     public void setPodsSeen(List<String> podsSeen) { this.podsSeen = podsSeen == null ? new ArrayList<>() : podsSeen; }
+    public String getLastApiError() { return lastApiError; }
+    public void setLastApiError(String lastApiError) { this.lastApiError = lastApiError; }
 }

@@ -41,7 +41,9 @@ public class UpgradeExecutor {
     }
 
     public static class Script {
-        @JsonPropertyDescription("The ConfigMap holding the script; it is called as `<script> <targetVersion> apply|node`.")
+        // The ConfigMap lives in the operator's namespace, where the Jobs run: the operator needs no
+        // read access to ConfigMaps anywhere else.
+        @JsonPropertyDescription("The ConfigMap (in the operator's namespace) holding the script; it is called as `<script> <targetVersion> apply|node`.")
         @Required
         private ConfigMapKeyRef configMapRef;
 
@@ -52,15 +54,11 @@ public class UpgradeExecutor {
     public static class ConfigMapKeyRef {
         @Required
         private String name;
-        @JsonPropertyDescription("Namespace of the ConfigMap; empty means the operator's namespace, where the Jobs run.")
-        private String namespace;
         @Required
         private String key;
 
         public String getName() { return name; }
         public void setName(String name) { this.name = name; }
-        public String getNamespace() { return namespace; }
-        public void setNamespace(String namespace) { this.namespace = namespace; }
         public String getKey() { return key; }
         public void setKey(String key) { this.key = key; }
     }

@@ -24,7 +24,10 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
  * Tests that change nodes create their own with {@link #addWorker(String)} so they don't collide.
  */
 public final class TestBed implements AutoCloseable {
-    public static final String CLUSTER = "cksit";
+    /** Engineers running ITs side by side set TESTBED_CLUSTER (env or system property) so their beds don't collide. */
+    public static final String CLUSTER = System.getProperty("TESTBED_CLUSTER",
+            System.getenv().getOrDefault("TESTBED_CLUSTER", "cksit"));
+    public static final String OPERATOR_NAMESPACE = "cks-node-operator";
     private static TestBed shared;
     private static RuntimeException startFailure;
 
@@ -74,6 +77,9 @@ public final class TestBed implements AutoCloseable {
         System.out.println("[testbed] Kubernetes API server " + bed.serverVersion + " (real kube-apiserver, controller-manager, scheduler, KWOK) at "
                 + bed.client.getMasterUrl());
         bed.installCrds();
+        // Where the operator keeps its Lease and runs its Jobs, as the Helm chart sets it up.
+        bed.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(OPERATOR_NAMESPACE).endMetadata().build())
+                .serverSideApply();
         return bed;
     }
 
@@ -93,7 +99,7 @@ public final class TestBed implements AutoCloseable {
                         .unmarshal(Files.readString(file), CustomResourceDefinition.class);
                 client.apiextensions().v1().customResourceDefinitions().resource(crd).forceConflicts().serverSideApply();
                 client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
-                        .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions().stream()
+                        .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions() != null && c.getStatus().getConditions().stream()
                                 .anyMatch(cond -> "Established".equals(cond.getType()) && "True".equals(cond.getStatus())), 60, TimeUnit.SECONDS);
             }
         }

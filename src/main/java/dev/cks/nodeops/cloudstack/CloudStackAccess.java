@@ -1,0 +1,118 @@
+package dev.cks.nodeops.cloudstack;
+
+import java.time.Clock;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import dev.cks.nodeops.common.OperatorSettings;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * The operator's way to CloudStack: the client built from the configured Secret (rebuilt when the
+ * Secret changes, so rotated keys are picked up), and the CKS cluster this Kubernetes cluster is.
+ */
+@ApplicationScoped
+public class CloudStackAccess {
+    /** States in which CloudStack itself is changing the cluster: we wait instead of fighting it. */
+    private static final Set<String> BUSY_STATES = Set.of("starting", "stopping", "scaling", "upgrading", "recovering",
+            "destroying", "importing", "addingnodes", "removingnodes", "migrating");
+
+    private final KubernetesClient kubernetes;
+    private final OperatorSettings settings;
+    private final MeterRegistry registry;
+    private final Clock clock;
+    private CloudStackClient client;
+    private String clientSecretVersion;
+
+    public CloudStackAccess(KubernetesClient kubernetes, OperatorSettings settings, MeterRegistry registry, Clock clock) {
+        this.kubernetes = kubernetes;
+        this.settings = settings;
+        this.registry = registry;
+        this.clock = clock;
+    }
+
+    /** The client; throws IllegalArgumentException with a sentence saying what is wrong with the Secret. */
+    public synchronized CloudStackClient client() {
+        String namespace = settings.cloudstack().secretNamespace();
+        String name = settings.cloudstack().secretName();
+        Secret secret = kubernetes.secrets().inNamespace(namespace).withName(name).get();
+        if (secret == null) {
+            throw new IllegalArgumentException("Secret " + namespace + "/" + name
+                    + " with the CloudStack API URL and keys does not exist; create it (see the README) or set cloudstack.secretName");
+        }
+        String version = secret.getMetadata().getResourceVersion();
+        if (client == null || !version.equals(clientSecretVersion)) {
+            client = new CloudStackClient(CloudStackCredentialsLoader.fromSecret(secret), CloudStackClientSettings.DEFAULTS,
+                    registry, clock, Sleeper.REAL);
+            clientSecretVersion = version;
+        }
+        return client;
+    }
+
+    public static boolean isBusy(KubernetesCluster cluster) {
+        return cluster.state() != null && BUSY_STATES.contains(cluster.state().toLowerCase(Locale.ROOT));
+    }
+
+    /** A scale through CloudStack is accepted in Running; Alert too, where the server allows it. */
+    public static boolean acceptsScale(KubernetesCluster cluster) {
+        return "Running".equalsIgnoreCase(cluster.state()) || "Alert".equalsIgnoreCase(cluster.state());
+    }
+
+    /** Which CKS cluster this is: by id when one is set, else the one whose VM map names these nodes. */
+    public ClusterResolution resolveCluster(String clusterId, Collection<String> nodeNames) {
+        CloudStackClient cloudStack = client();
+        String id = clusterId != null && !clusterId.isBlank() ? clusterId : settings.cloudstack().clusterId().orElse("");
+        if (!id.isBlank()) {
+            return cloudStack.findKubernetesCluster(id)
+                    .map(ClusterResolution::found)
+                    .orElseGet(() -> ClusterResolution.refused("CloudStack has no Kubernetes cluster with id " + id
+                            + " visible to these API keys; check cloudstack.clusterId"));
+        }
+        List<KubernetesCluster> matching = cloudStack.listKubernetesClusters(OwnerScope.CALLER).stream()
+                .filter(cluster -> cluster.virtualMachines().stream()
+                        .anyMatch(vm -> nodeNames.stream().anyMatch(node -> ClusterResolution.sameHost(node, vm.name()))))
+                .toList();
+        return ClusterResolution.pick(matching);
+    }
+
+    /** The outcome of finding the CKS cluster: exactly one, or a refusal that says why. */
+    public record ClusterResolution(Optional<KubernetesCluster> cluster, String refusal) {
+        static ClusterResolution found(KubernetesCluster cluster) {
+            return new ClusterResolution(Optional.of(cluster), null);
+        }
+
+        static ClusterResolution refused(String why) {
+            return new ClusterResolution(Optional.empty(), why);
+        }
+
+        static ClusterResolution pick(List<KubernetesCluster> matching) {
+            if (matching.size() == 1) {
+                return found(matching.get(0));
+            }
+            if (matching.isEmpty()) {
+                return refused("no CloudStack Kubernetes cluster visible to these API keys has this cluster's nodes in its VM map; "
+                        + "set cloudstack.clusterId");
+            }
+            return refused("more than one CloudStack Kubernetes cluster has this cluster's nodes in its VM map ("
+                    + String.join(", ", matching.stream().map(c -> c.name() + " " + c.id()).toList())
+                    + "); set cloudstack.clusterId to the right one");
+        }
+
+        /** A node may be named by the VM's name or by its FQDN (`<vm>.<domain>`). */
+        public static boolean sameHost(String nodeName, String vmName) {
+            if (nodeName == null || vmName == null) {
+                return false;
+            }
+            String node = nodeName.toLowerCase(Locale.ROOT);
+            String vm = vmName.toLowerCase(Locale.ROOT);
+            return node.equals(vm) || node.startsWith(vm + ".");
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package dev.cks.nodeops.cloudstack;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+
+/**
+ * {@code cloudstack.api.requests{command,outcome}} (Prometheus:
+ * {@code cloudstack_api_requests_seconds}), {@code cloudstack.api.retries{command}} and
+ * {@code cloudstack.api.errors{command,errorcode}} and {@code cloudstack.api.jobs{command,outcome}}
+ * (time from submitting an async command to the end of its job). Tags never carry parameters, so no key can leak.
+ */
+public final class CloudStackApiMetrics {
+
+    public static final String REQUESTS = "cloudstack.api.requests";
+    public static final String RETRIES = "cloudstack.api.retries";
+    public static final String ERRORS = "cloudstack.api.errors";
+    public static final String JOBS = "cloudstack.api.jobs";
+
+    public static final String SUCCESS = "success";
+
+    private final MeterRegistry registry;
+
+    public CloudStackApiMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    public void recordRequest(String command, String outcome, Duration duration) {
+        Timer.builder(REQUESTS)
+                .description("Time of CloudStack API commands, retries included")
+                .tag("command", command)
+                .tag("outcome", outcome)
+                .register(registry)
+                .record(duration);
+    }
+
+    public void recordJob(String command, String outcome, Duration duration) {
+        Timer.builder(JOBS)
+                .description("Time from submitting an async CloudStack command until its job ended or the wait gave up")
+                .tag("command", command)
+                .tag("outcome", outcome)
+                .register(registry)
+                .record(duration);
+    }
+
+    public void recordRetry(String command) {
+        Counter.builder(RETRIES).description("CloudStack API requests sent again after a failure")
+                .tag("command", command).register(registry).increment();
+    }
+
+    public void recordError(String command, Integer errorCode) {
+        Counter.builder(ERRORS).description("CloudStack API errors by CloudStack errorcode")
+                .tag("command", command)
+                .tag("errorcode", errorCode == null ? "none" : errorCode.toString())
+                .register(registry).increment();
+    }
+
+    /** The outcome tag of a failure: its kind, in lower case. */
+    public static String outcomeOf(CloudStackException failure) {
+        return failure.kind().name().toLowerCase(java.util.Locale.ROOT);
+    }
+}

@@ -1,0 +1,75 @@
+package dev.cks.nodeops.cloudstack;
+
+import java.time.Duration;
+
+/**
+ * Tuning of the CloudStack client. Everything has a default; use the {@code with…} methods to
+ * change one value.
+ *
+ * @param signatureLifetime when positive, requests carry {@code signatureVersion=3} and an
+ *        {@code expires} this far ahead, so a captured URL stops working; zero sends plain
+ *        signatures (for servers older than 4.1 or with a badly skewed clock).
+ */
+public record CloudStackClientSettings(
+        Duration connectTimeout,
+        Duration readTimeout,
+        Duration callTimeout,
+        Duration asyncJobTimeout,
+        Duration asyncJobInitialPollInterval,
+        Duration asyncJobMaxPollInterval,
+        int pageSize,
+        Duration signatureLifetime,
+        RetryPolicy readRetry,
+        RetryPolicy unsentWriteRetry) {
+
+    /** CloudStack caps pagesize at the global setting default.page.size (500 out of the box). */
+    public static final int MAX_PAGE_SIZE = 500;
+
+    public static final CloudStackClientSettings DEFAULTS = new CloudStackClientSettings(
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(60),
+            Duration.ofSeconds(90),
+            Duration.ofMinutes(30),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(15),
+            MAX_PAGE_SIZE,
+            Duration.ofMinutes(10),
+            RetryPolicy.DEFAULT,
+            new RetryPolicy(3, Duration.ofMillis(500), Duration.ofSeconds(2), Duration.ofSeconds(10)));
+
+    public CloudStackClientSettings {
+        if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+            throw new IllegalArgumentException("pageSize must be between 1 and " + MAX_PAGE_SIZE + ", was " + pageSize);
+        }
+    }
+
+    public CloudStackClientSettings withTimeouts(Duration connect, Duration read, Duration call) {
+        return new CloudStackClientSettings(connect, read, call, asyncJobTimeout, asyncJobInitialPollInterval,
+                asyncJobMaxPollInterval, pageSize, signatureLifetime, readRetry, unsentWriteRetry);
+    }
+
+    public CloudStackClientSettings withAsyncJobWait(Duration timeout, Duration initialPoll, Duration maxPoll) {
+        return new CloudStackClientSettings(connectTimeout, readTimeout, callTimeout, timeout, initialPoll, maxPoll,
+                pageSize, signatureLifetime, readRetry, unsentWriteRetry);
+    }
+
+    public CloudStackClientSettings withPageSize(int size) {
+        return new CloudStackClientSettings(connectTimeout, readTimeout, callTimeout, asyncJobTimeout,
+                asyncJobInitialPollInterval, asyncJobMaxPollInterval, size, signatureLifetime, readRetry,
+                unsentWriteRetry);
+    }
+
+    public CloudStackClientSettings withSignatureLifetime(Duration lifetime) {
+        return new CloudStackClientSettings(connectTimeout, readTimeout, callTimeout, asyncJobTimeout,
+                asyncJobInitialPollInterval, asyncJobMaxPollInterval, pageSize, lifetime, readRetry, unsentWriteRetry);
+    }
+
+    public CloudStackClientSettings withRetries(RetryPolicy reads, RetryPolicy unsentWrites) {
+        return new CloudStackClientSettings(connectTimeout, readTimeout, callTimeout, asyncJobTimeout,
+                asyncJobInitialPollInterval, asyncJobMaxPollInterval, pageSize, signatureLifetime, reads, unsentWrites);
+    }
+
+    public boolean signsWithExpiry() {
+        return signatureLifetime != null && !signatureLifetime.isZero() && !signatureLifetime.isNegative();
+    }
+}

@@ -1,0 +1,28 @@
+package dev.cks.nodeops.common;
+
+import java.lang.management.ManagementFactory;
+import java.util.Optional;
+
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+
+/**
+ * Two replicas are safe: only the holder of the Lease reconciles. The identity must differ per
+ * process (two local processes may share a host name), hence the pid.
+ */
+@Singleton
+public class LeaderElection extends LeaderElectionConfiguration {
+    public LeaderElection(@ConfigProperty(name = "cks.namespace", defaultValue = "cks-node-operator") String namespace,
+            @ConfigProperty(name = "cks.leader-election.identity") Optional<String> identity) {
+        super("cks-node-operator-leader", namespace, LEASE_DURATION_DEFAULT_VALUE, RENEW_DEADLINE_DEFAULT_VALUE,
+                RETRY_PERIOD_DEFAULT_VALUE, identity.orElseGet(LeaderElection::defaultIdentity), null, true);
+    }
+
+    private static String defaultIdentity() {
+        String host = Optional.ofNullable(System.getenv("HOSTNAME")).orElse("operator");
+        return host + "-" + ManagementFactory.getRuntimeMXBean().getPid();
+    }
+}

@@ -1,0 +1,64 @@
+package dev.cks.nodeops.common;
+
+import java.util.Optional;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/** Global settings (Helm values become these properties); CRs override them where it makes sense. */
+@ConfigMapping(prefix = "cks")
+public interface OperatorSettings {
+    /** The namespace the operator runs in: its Lease, upgrade Jobs and their ConfigMaps live there. */
+    @WithDefault("cks-node-operator")
+    String namespace();
+
+    Drain drain();
+
+    Audit audit();
+
+    CloudStack cloudstack();
+
+    Upgrade upgrade();
+
+    interface Drain {
+        /** Timeout of one drain attempt when a CR does not set one. */
+        @WithDefault("300")
+        int timeoutSeconds();
+
+        @WithDefault("2")
+        int retries();
+
+        @WithDefault("30")
+        int retryIntervalSeconds();
+    }
+
+    interface Audit {
+        /** A global switch: false stops every VMMapAudit. */
+        @WithDefault("true")
+        boolean enabled();
+
+        @WithDefault("300")
+        int intervalSeconds();
+
+        @WithDefault("900")
+        int graceSeconds();
+    }
+
+    interface CloudStack {
+        /** The Secret with the API URL and keys; CKS's cloud controller manager has one already. */
+        @WithDefault("kube-system")
+        String secretNamespace();
+
+        @WithDefault("cloudstack-secret")
+        String secretName();
+
+        /** The CKS cluster's id; empty finds it by the cluster's node names. */
+        Optional<String> clusterId();
+    }
+
+    interface Upgrade {
+        /** Image of the upgrade Jobs: it needs only a shell and nsenter, the work runs in the host's namespaces. */
+        @WithDefault("busybox:1.37")
+        String jobImage();
+    }
+}

@@ -1,0 +1,27 @@
+package dev.cks.nodeops.drain;
+
+import java.time.Instant;
+
+/**
+ * What one drain step achieved, with the state the caller stores in CR status and hands back to the next step.
+ *
+ * @param nextCheckAt for IN_PROGRESS: when the next step is due (the caller requeues for it)
+ * @param report what still keeps the node from being drained; empty when nothing does
+ * @param podsRemaining pods the drain still waits for
+ */
+public record DrainResult(Outcome outcome, Instant nextCheckAt, String report, DrainState state, int podsRemaining) {
+    public enum Outcome {
+        /** The node holds no pod the drain removes. */
+        DONE,
+        /** Call {@link NodeDrainer#step} again at {@link DrainResult#nextCheckAt()}. */
+        IN_PROGRESS,
+        /** All attempts (or the time before the deadline) are used up; the report says what blocks. */
+        BLOCKED,
+        /** The drain cannot work with these options (a pod refused by a filter, an invalid podSelector); nothing was evicted. */
+        FAILED
+    }
+
+    public boolean finished() {
+        return outcome != Outcome.IN_PROGRESS;
+    }
+}

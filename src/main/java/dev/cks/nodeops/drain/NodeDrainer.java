@@ -1,0 +1,239 @@
+package dev.cks.nodeops.drain;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers;
+import dev.cks.nodeops.drain.BlockedByReport.Cause;
+import dev.cks.nodeops.drain.BlockedByReport.StuckPod;
+import dev.cks.nodeops.drain.DrainResult.Outcome;
+import dev.cks.nodeops.drain.EvictionApi.Answer;
+import dev.cks.nodeops.drain.EvictionApi.PodRef;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+/**
+ * Drains one node in short, resumable steps: each step lists the node's pods, evicts those that are
+ * due, and returns when the next step is due. It never waits for pods to go away; the caller requeues.
+ * Everything it needs to carry on lives in the {@link DrainState} it returns, so a new instance (after
+ * an operator restart) continues where the last one stopped.
+ */
+public final class NodeDrainer {
+    /** How soon a 429 (or another API error) is tried again: a fixed interval, as kubectl drain does. */
+    public static final Duration RETRY_BLOCKED_EVICTION = Duration.ofSeconds(5);
+    /** How soon to look again while evicted pods are only terminating. */
+    public static final Duration CHECK_TERMINATING = Duration.ofSeconds(1);
+    /** Evictions in flight at once; enough to empty a node quickly without flooding the API server. */
+    public static final int MAX_PARALLEL_EVICTIONS = 16;
+    private static final Duration STEP_BUDGET = Duration.ofSeconds(20);
+
+    private final KubernetesClient client;
+    private final EvictionApi evictions;
+
+    public NodeDrainer(KubernetesClient client) {
+        this.client = client;
+        this.evictions = new EvictionApi(client);
+    }
+
+    /**
+     * One bounded step of draining the node.
+     *
+     * @param state from the last step (or a new one); not modified, the result carries the next state
+     * @param deadline the operation's deadline, or null
+     */
+    public DrainResult step(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+        DrainState next = DrainState.copyOf(state);
+        PodFilters filters;
+        try {
+            filters = PodFilters.forOptions(options, now);
+        } catch (IllegalArgumentException invalidSelector) {
+            return finish(Outcome.FAILED, next, invalidSelector.getMessage(), 0);
+        }
+        DrainSchedule.Decision decision = DrainSchedule.decide(options, next, deadline, now);
+        decision.applyTo(next);
+        if (decision.kind() == DrainSchedule.Kind.WAIT) {
+            return new DrainResult(Outcome.IN_PROGRESS, decision.nextAttemptAt(), Objects.requireNonNullElse(next.getBlockedBy(), ""), next, -1);
+        }
+        boolean givingUp = decision.kind() == DrainSchedule.Kind.GIVE_UP;
+
+        List<Pod> pods;
+        try {
+            pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems();
+        } catch (KubernetesClientException e) {
+            next.setLastApiError(BlockedByReport.tail("listing the pods of node " + node + ": " + e.getMessage()));
+            String report = BlockedByReport.format(node, List.of(), Map.of(), next.getLastApiError());
+            return givingUp ? finish(Outcome.BLOCKED, next, report + "\n" + decision.why(), -1)
+                    : inProgress(next, report, -1, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt());
+        }
+
+        List<Pod> toRemove = new ArrayList<>();
+        List<StuckPod> refused = new ArrayList<>();
+        for (Pod pod : pods) {
+            PodVerdict verdict = filters.verdict(pod);
+            switch (verdict.action()) {
+                case EVICT -> toRemove.add(pod);
+                case REFUSE -> refused.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.REFUSED, verdict.reason()));
+                case SKIP -> { }
+            }
+        }
+        if (!refused.isEmpty()) {
+            // kubectl refuses the whole drain before evicting anything: a half-drained node helps nobody.
+            return finish(Outcome.FAILED, next, BlockedByReport.format(node, refused, Map.of(), null), refused.size());
+        }
+        if (toRemove.isEmpty()) {
+            next.setBlockedBy(null);
+            return finish(Outcome.DONE, next, "", 0);
+        }
+
+        List<Pod> terminating = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).toList();
+        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
+        // When giving up, a dry run tells why each pod is still there without evicting anything more.
+        Map<Pod, Answer> answers = removeAll(due, options, givingUp);
+
+        List<StuckPod> stuck = new ArrayList<>();
+        Map<String, List<Pod>> blockedByNamespace = new LinkedHashMap<>();
+        boolean retryable = false;
+        int gone = 0;
+        for (Pod pod : terminating) {
+            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.TERMINATING, terminatingDetail(pod, now)));
+        }
+        for (Map.Entry<Pod, Answer> entry : answers.entrySet()) {
+            Pod pod = entry.getKey();
+            Answer answer = entry.getValue();
+            String namespace = pod.getMetadata().getNamespace();
+            if (answer.gone()) {
+                gone++;
+            } else if (answer.accepted()) {
+                if (givingUp) {
+                    // The dry run would have been allowed: the attempt ran out just before this pod's turn.
+                    stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.API_ERROR, "not evicted before the attempt ended"));
+                } else {
+                    next.recordEvicted(refOf(pod).key());
+                    stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.TERMINATING, "evicted just now"));
+                }
+            } else if (answer.tooManyRequests()) {
+                retryable = true;
+                blockedByNamespace.computeIfAbsent(namespace, n -> new ArrayList<>()).add(pod);
+                stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.DISRUPTION_BUDGET,
+                        DisruptionBudgets.namedIn(answer.causes()).map(name -> namespace + "/" + name).orElse(answer.message())));
+                next.setLastApiError(BlockedByReport.tail(action(options) + " " + refOf(pod).ref() + ": " + answer.describe()));
+            } else {
+                retryable = true;
+                stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.API_ERROR, answer.describe()));
+                next.setLastApiError(BlockedByReport.tail(action(options) + " " + refOf(pod).ref() + ": " + answer.describe()));
+            }
+        }
+        Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next);
+        String report = BlockedByReport.format(node, stuck, budgets, givingUp ? next.getLastApiError() : null);
+        int remaining = toRemove.size() - gone;
+        if (remaining == 0) {
+            next.setBlockedBy(null);
+            return finish(Outcome.DONE, next, "", 0);
+        }
+        next.setBlockedBy(report);
+        if (givingUp) {
+            return finish(Outcome.BLOCKED, next, report + "\nThe drain gives up: " + decision.why() + ".", remaining);
+        }
+        return inProgress(next, report, remaining, now.plus(retryable ? RETRY_BLOCKED_EVICTION : CHECK_TERMINATING), decision.attemptEndsAt());
+    }
+
+    private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {
+        Integer grace = options.getGracePeriodSeconds();
+        boolean disableEviction = Boolean.TRUE.equals(options.getDisableEviction());
+        Map<Pod, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+        long stepEnds = System.nanoTime() + STEP_BUDGET.toNanos();
+        for (int start = 0; start < pods.size(); start += MAX_PARALLEL_EVICTIONS) {
+            List<Pod> batch = pods.subList(start, Math.min(pods.size(), start + MAX_PARALLEL_EVICTIONS));
+            List<CompletableFuture<Answer>> batchAnswers = new ArrayList<>();
+            for (Pod pod : batch) {
+                CompletableFuture<Answer> answer = evictions.remove(refOf(pod), grace, dryRun, disableEviction);
+                inFlight.put(pod, answer);
+                batchAnswers.add(answer);
+            }
+            await(CompletableFuture.allOf(batchAnswers.toArray(CompletableFuture[]::new)), stepEnds);
+        }
+        Map<Pod, Answer> answers = new LinkedHashMap<>();
+        inFlight.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer within the step's " + STEP_BUDGET.toSeconds() + "s", List.of()))));
+        return answers;
+    }
+
+    private static void await(CompletableFuture<Void> all, long endsNanos) {
+        try {
+            all.get(Math.max(0, endsNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // Each answer is collected on its own; one that is missing reads as "no answer".
+        }
+    }
+
+    /** One list of budgets per namespace with blocked pods; only read when a 429 came. */
+    private Map<String, BudgetNumbers> budgetsFor(Map<String, List<Pod>> blockedByNamespace, List<StuckPod> stuck, DrainState next) {
+        Map<String, BudgetNumbers> numbers = new HashMap<>();
+        Map<String, String> budgetOfPod = new HashMap<>();
+        blockedByNamespace.forEach((namespace, pods) -> {
+            List<PodDisruptionBudget> budgets;
+            try {
+                budgets = client.policy().v1().podDisruptionBudget().inNamespace(namespace).list().getItems();
+            } catch (KubernetesClientException e) {
+                next.setLastApiError(BlockedByReport.tail("listing the PodDisruptionBudgets of namespace " + namespace + ": " + e.getMessage()));
+                return;
+            }
+            budgets.forEach(b -> numbers.put(b.getMetadata().getNamespace() + "/" + b.getMetadata().getName(), DisruptionBudgets.numbers(b)));
+            for (Pod pod : pods) {
+                List<PodDisruptionBudget> covering = DisruptionBudgets.covering(pod, budgets);
+                if (covering.size() == 1) {
+                    budgetOfPod.put(refOf(pod).ref(), namespace + "/" + covering.get(0).getMetadata().getName());
+                }
+            }
+        });
+        // A 429 whose message named no budget ("still being processed" names it; a stale cache may not): match by selector.
+        stuck.replaceAll(p -> p.cause() == Cause.DISRUPTION_BUDGET && !numbers.containsKey(p.detail()) && budgetOfPod.containsKey(p.ref())
+                ? new StuckPod(p.namespace(), p.name(), p.cause(), budgetOfPod.get(p.ref())) : p);
+        return numbers;
+    }
+
+    private static String terminatingDetail(Pod pod, Instant now) {
+        Instant deleted = Timestamps.parse(pod.getMetadata().getDeletionTimestamp());
+        long seconds = deleted == null ? 0 : Math.max(0, Duration.between(deleted, now).getSeconds());
+        List<String> finalizers = pod.getMetadata().getFinalizers();
+        Set<String> holding = finalizers == null ? Set.of() : new TreeSet<>(finalizers);
+        return "deleted " + seconds + "s ago" + (holding.isEmpty() ? "" : ", finalizers " + String.join(", ", holding));
+    }
+
+    private static String action(DrainOptions options) {
+        return Boolean.TRUE.equals(options.getDisableEviction()) ? "deleting (disableEviction bypasses PodDisruptionBudgets)" : "evicting";
+    }
+
+    private static DrainResult finish(Outcome outcome, DrainState state, String report, int remaining) {
+        state.setNextAttemptAt(null);
+        if (outcome != Outcome.DONE) {
+            state.setBlockedBy(report);
+        }
+        return new DrainResult(outcome, null, report, state, remaining);
+    }
+
+    private static DrainResult inProgress(DrainState state, String report, int remaining, Instant wanted, Instant attemptEndsAt) {
+        Instant nextCheck = attemptEndsAt != null && attemptEndsAt.isBefore(wanted) ? attemptEndsAt : wanted;
+        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining);
+    }
+
+    static PodRef refOf(Pod pod) {
+        return new PodRef(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid());
+    }
+}

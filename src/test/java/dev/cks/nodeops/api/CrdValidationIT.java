@@ -1,0 +1,96 @@
+package dev.cks.nodeops.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+/** The real API server enforces the CRDs' schema: bad input is refused with a message that says why. */
+@ExtendWith(TestBedExtension.class)
+class CrdValidationIT {
+    private final KubernetesClient client;
+
+    CrdValidationIT(TestBed bed) {
+        this.client = bed.client();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml"})
+    void samplesAreAccepted(String sample) throws IOException {
+        GenericKubernetesResource resource = client.getKubernetesSerialization()
+                .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);
+        resource.getMetadata().setName("valid-" + resource.getMetadata().getName());
+        GenericKubernetesResource created = client.resource(resource).create();
+        try {
+            assertThat(created.getMetadata().getUid()).isNotBlank();
+        } finally {
+            client.resource(created).delete();
+        }
+    }
+
+    static Stream<Arguments> invalidResources() {
+        return Stream.of(
+                Arguments.of("NodeUpgrade", "targetVersion: '1.33'\n  executor: {type: CloudStackIso}",
+                        "spec.targetVersion in body should match"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4", "spec.executor: Required value"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Ansible}",
+                        "spec.executor.type: Unsupported value: \"Ansible\""),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script}",
+                        "executor.type Script needs executor.script.configMapRef"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  drain: {retries: -1}",
+                        "spec.drain.retries: Invalid value: -1: spec.drain.retries in body should be greater than or equal to 0"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  count: 1", "set exactly one of nodeNames and count"),
+                Arguments.of("ScaleDown", "removal: CloudStackScale", "set exactly one of nodeNames and count"),
+                Arguments.of("ScaleDown", "count: 0", "spec.count in body should be greater than or equal to 1"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  removal: Delete", "spec.removal: Unsupported value: \"Delete\""),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  selectionPolicy: FewestPods", "selectionPolicy applies only with count"),
+                Arguments.of("VMMapAudit", "intervalSeconds: 5", "spec.intervalSeconds in body should be greater than or equal to 30"),
+                Arguments.of("VMMapAudit", "maxEventsPerRun: 0", "spec.maxEventsPerRun in body should be greater than or equal to 1"),
+                Arguments.of("VMMapAudit", "suspend: sometimes", "spec.suspend: Invalid value: \"string\": spec.suspend in body must be of type boolean"));
+    }
+
+    @ParameterizedTest(name = "{0} with {1}")
+    @MethodSource("invalidResources")
+    void invalidInputIsRejectedWithTheSchemasMessage(String kind, String spec, String expectedMessage) {
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: invalid-" + kind.toLowerCase()
+                + "\nspec:\n  " + spec + "\n";
+        assertThatThrownBy(() -> client.resource(yaml).create())
+                .isInstanceOf(KubernetesClientException.class)
+                .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422))
+                .hasMessageContaining(expectedMessage);
+        assertThat(client.genericKubernetesResources("nodeops.cks.dev/v1alpha1", kind).withName("invalid-" + kind.toLowerCase()).get())
+                .as("nothing was created").isNull();
+    }
+
+    @Test
+    void specsOfRunningOperationsAreImmutable() {
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: ScaleDown\nmetadata:\n  name: immutable-sd\nspec:\n  nodeNames: [a]\n";
+        GenericKubernetesResource created = client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class);
+        created = client.resource(created).create();
+        try {
+            GenericKubernetesResource changed = created;
+            changed.setAdditionalProperty("spec", java.util.Map.of("nodeNames", java.util.List.of("b")));
+            assertThatThrownBy(() -> client.resource(changed).update())
+                    .isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec is immutable: create a new ScaleDown");
+        } finally {
+            client.resource(created).delete();
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package dev.cks.nodeops.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.testbed.OperatorProcess;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.KubernetesClient;
+
+/** The packaged operator, run against the real API server, answers every sample with a condition. */
+@ExtendWith(TestBedExtension.class)
+class OperatorAcceptsSamplesIT {
+    @Test
+    void everySampleGetsAcceptedAndObservedGeneration(TestBed bed) throws IOException {
+        KubernetesClient client = bed.client();
+        try (OperatorProcess ignored = OperatorProcess.start(bed, "accepts-samples", Map.of())) {
+            for (String sample : List.of("nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml")) {
+                GenericKubernetesResource resource = client.getKubernetesSerialization()
+                        .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);
+                resource.getMetadata().setName("accepted-" + resource.getMetadata().getName());
+                GenericKubernetesResource created = client.resource(resource).create();
+                try {
+                    GenericKubernetesResource reconciled = client.resource(created).waitUntilCondition(r -> observed(r), 60, TimeUnit.SECONDS);
+                    Map<String, Object> accepted = condition(reconciled, "Accepted");
+                    assertThat(accepted).as("%s: Accepted condition", sample).containsEntry("status", "True");
+                    assertThat(((Number) accepted.get("observedGeneration")).longValue()).isEqualTo(reconciled.getMetadata().getGeneration());
+                } finally {
+                    client.resource(created).delete();
+                }
+            }
+        }
+    }
+
+    private static boolean observed(GenericKubernetesResource resource) {
+        Map<String, Object> status = resource.get("status");
+        return status != null && status.get("observedGeneration") != null
+                && ((Number) status.get("observedGeneration")).longValue() == resource.getMetadata().getGeneration();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> condition(GenericKubernetesResource resource, String type) {
+        List<Map<String, Object>> conditions = resource.get("status", "conditions");
+        return conditions.stream().filter(c -> type.equals(c.get("type"))).findFirst().orElseThrow();
+    }
+}

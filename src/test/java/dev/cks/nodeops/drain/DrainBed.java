@@ -1,0 +1,160 @@
+package dev.cks.nodeops.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.awaitility.Awaitility;
+
+import dev.cks.nodeops.testbed.TestBed;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
+import io.fabric8.kubernetes.api.model.apps.DaemonSetBuilder;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+
+/**
+ * Workloads on the test bed for drain tests: KWOK workers that only this test's pods can land on
+ * (a node label the pods select), Deployments, DaemonSets, bare pods and PDBs, and a loop that
+ * plays the reconciler by calling {@link NodeDrainer#step} when each step says the next is due.
+ */
+final class DrainBed {
+    static final String POOL_LABEL = "drain-test.nodeops.cks.dev/pool";
+
+    final TestBed bed;
+    final KubernetesClient client;
+    final String namespace;
+    final List<String> nodes = new ArrayList<>();
+
+    DrainBed(TestBed bed, String prefix) {
+        this.bed = bed;
+        this.client = bed.client();
+        this.namespace = bed.newNamespace(prefix);
+    }
+
+    /** A worker in this test's pool; pods of this test land only on the pool's workers. */
+    String addWorker() {
+        Node node = bed.addWorker("drn");
+        String name = node.getMetadata().getName();
+        client.nodes().withName(name).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"labels\":{\"" + POOL_LABEL + "\":\"" + namespace + "\"}}}");
+        nodes.add(name);
+        return name;
+    }
+
+    PodSpec podSpec(boolean emptyDir) {
+        PodSpecBuilder spec = new PodSpecBuilder()
+                .withNodeSelector(Map.of(POOL_LABEL, namespace))
+                .withTerminationGracePeriodSeconds(5L)
+                .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer();
+        if (emptyDir) {
+            spec.addNewVolume().withName("scratch").withNewEmptyDir().endEmptyDir().endVolume();
+        }
+        return spec.build();
+    }
+
+    void deployment(String name, int replicas, boolean emptyDir) {
+        client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
+                .withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withReplicas(replicas)
+                .withNewSelector().addToMatchLabels("app", name).endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withSpec(podSpec(emptyDir)).endTemplate()
+                .endSpec().build()).create();
+    }
+
+    void daemonSet(String name) {
+        client.apps().daemonSets().inNamespace(namespace).resource(new DaemonSetBuilder()
+                .withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withNewSelector().addToMatchLabels("app", name).endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withSpec(podSpec(false)).endTemplate()
+                .endSpec().build()).create();
+    }
+
+    Pod barePod(String name, String node, List<String> finalizers) {
+        return client.pods().inNamespace(namespace).resource(new PodBuilder()
+                .withNewMetadata().withName(name).addToLabels("app", name).withFinalizers(finalizers).endMetadata()
+                .withSpec(new PodSpecBuilder(podSpec(false)).withNodeName(node).build()).build()).create();
+    }
+
+    void budget(String name, String app, Integer minAvailable, String maxUnavailable) {
+        PodDisruptionBudgetBuilder pdb = new PodDisruptionBudgetBuilder().withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withNewSelector().addToMatchLabels("app", app).endSelector().endSpec();
+        if (minAvailable != null) {
+            pdb.editSpec().withMinAvailable(new IntOrString(minAvailable)).endSpec();
+        } else {
+            pdb.editSpec().withMaxUnavailable(new IntOrString(maxUnavailable)).endSpec();
+        }
+        client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(pdb.build()).create();
+    }
+
+    /** Waits until the disruption controller has computed the budget's numbers for all its pods. */
+    PodDisruptionBudget awaitBudget(String name, int expectedPods, int healthy) {
+        Awaitility.await("PDB " + namespace + "/" + name + " has status for " + expectedPods + " pods").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(300)).until(() -> {
+                    PodDisruptionBudget pdb = client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).get();
+                    return pdb.getStatus() != null && pdb.getStatus().getExpectedPods() != null
+                            && pdb.getStatus().getExpectedPods() == expectedPods && pdb.getStatus().getCurrentHealthy() == healthy
+                            && pdb.getStatus().getObservedGeneration() != null
+                            && pdb.getStatus().getObservedGeneration().equals(pdb.getMetadata().getGeneration());
+                });
+        return client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).get();
+    }
+
+    List<Pod> podsOn(String node) {
+        return client.pods().inNamespace(namespace).withField("spec.nodeName", node).list().getItems();
+    }
+
+    void awaitReadyPods(String app, int count) {
+        Awaitility.await(count + " ready pods of " + namespace + "/" + app).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(300))
+                .until(() -> client.pods().inNamespace(namespace).withLabel("app", app).list().getItems().stream()
+                        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                        .filter(TestPods::isReady).count() == count);
+    }
+
+    void cordon(String node) {
+        client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"unschedulable\":true}}");
+    }
+
+    /** Plays the reconciler: steps until the drain finishes or `limit` passes; sleeping is the caller's job, and this is the test. */
+    static DrainResult drainToEnd(NodeDrainer drainer, String node, DrainOptions options, DrainState state, Instant deadline, Duration limit)
+            throws InterruptedException {
+        Instant giveUp = Instant.now().plus(limit);
+        DrainResult result = drainer.step(node, options, state, deadline, Instant.now());
+        while (!result.finished()) {
+            assertThat(Instant.now()).as("the drain of %s finishes within %s; last report:\n%s", node, limit, result.report()).isBefore(giveUp);
+            long waitMillis = Duration.between(Instant.now(), result.nextCheckAt()).toMillis();
+            assertThat(waitMillis).as("a step never asks to wait past the attempt's end").isLessThan(60_000);
+            if (waitMillis > 0) {
+                TimeUnit.MILLISECONDS.sleep(waitMillis);
+            }
+            result = drainer.step(node, options, result.state(), deadline, Instant.now());
+        }
+        return result;
+    }
+
+    void cleanUp() {
+        client.namespaces().withName(namespace).delete();
+        nodes.forEach(n -> client.nodes().withName(n).delete());
+    }
+
+    static DrainOptions options() {
+        DrainOptions options = new DrainOptions();
+        options.setTimeoutSeconds(60);
+        options.setRetries(0);
+        options.setRetryIntervalSeconds(1);
+        return options;
+    }
+}

@@ -1,0 +1,277 @@
+package dev.cks.nodeops.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.drain.DrainResult.Outcome;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+
+/** The drain engine against a real API server, controller-manager and scheduler, with KWOK kubelets. */
+@ExtendWith(TestBedExtension.class)
+class DrainIT {
+    private DrainBed bed;
+
+    @BeforeEach
+    void setUp(TestBed testBed) {
+        bed = new DrainBed(testBed, "drain");
+    }
+
+    @AfterEach
+    void tearDown() {
+        bed.cleanUp();
+    }
+
+    @Test
+    void drainsTwentyPodsOfThreeDeploymentsAndLeavesDaemonSetPods() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 8, false);
+        bed.deployment("api", 7, true);
+        bed.deployment("jobs", 5, false);
+        bed.daemonSet("agent");
+        bed.awaitReadyPods("web", 8);
+        bed.awaitReadyPods("api", 7);
+        bed.awaitReadyPods("jobs", 5);
+        bed.awaitReadyPods("agent", 1);
+        String spare = bed.addWorker();
+        bed.cordon(source);
+
+        DrainResult result = DrainBed.drainToEnd(new NodeDrainer(bed.client), source, DrainBed.options(), new DrainState(), null, Duration.ofSeconds(90));
+
+        assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+        assertThat(result.state().getPodsSeen()).hasSize(20);
+        List<Pod> left = bed.podsOn(source);
+        assertThat(left).as("only the DaemonSet pod stays on the drained node")
+                .allMatch(p -> p.getMetadata().getLabels().get("app").equals("agent")).hasSize(1);
+        bed.awaitReadyPods("web", 8);
+        bed.awaitReadyPods("api", 7);
+        bed.awaitReadyPods("jobs", 5);
+        assertThat(bed.podsOn(spare).stream().map(p -> p.getMetadata().getLabels().get("app")).collect(Collectors.groupingBy(a -> a, Collectors.counting())))
+                .as("the replacements run on the other node").containsEntry("web", 8L).containsEntry("api", 7L).containsEntry("jobs", 5L);
+    }
+
+    @Test
+    void pdbWithNoDisruptionAllowedBlocksAfterAllAttemptsAndNamesTheBudget() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 3, false);
+        bed.deployment("cache", 2, false);
+        bed.budget("web-pdb", "web", 3, null);
+        bed.awaitReadyPods("web", 3);
+        bed.awaitReadyPods("cache", 2);
+        bed.awaitBudget("web-pdb", 3, 3);
+        Set<String> webUids = uids(bed.podsOn(source), "web");
+        bed.addWorker();
+        bed.cordon(source);
+        DrainOptions options = DrainBed.options();
+        options.setTimeoutSeconds(5);
+        options.setRetries(1);
+        options.setRetryIntervalSeconds(1);
+
+        Instant started = Instant.now();
+        DrainResult result = DrainBed.drainToEnd(new NodeDrainer(bed.client), source, options, new DrainState(), null, Duration.ofSeconds(60));
+
+        assertThat(result.outcome()).isEqualTo(Outcome.BLOCKED);
+        assertThat(result.state().getAttempt()).isEqualTo(2);
+        assertThat(Duration.between(started, Instant.now())).as("two attempts of 5 s with 1 s between").isBetween(Duration.ofSeconds(10), Duration.ofSeconds(30));
+        assertThat(result.report())
+                .contains("pdb " + bed.namespace + "/web-pdb: needs 3 healthy, has 3, 0 disruptions allowed")
+                .contains(bed.namespace + "/web-")
+                .contains("all 2 attempt(s)")
+                .contains("Cannot evict pod as it would violate the pod's disruption budget");
+        assertThat(uids(bed.podsOn(source), "web")).as("the budget allowed no disruption, so no web pod was removed").isEqualTo(webUids);
+        assertThat(bed.podsOn(source)).as("the unprotected pods were evicted").noneMatch(p -> "cache".equals(p.getMetadata().getLabels().get("app")));
+        assertThat(result.state().getPodsSeen()).hasSize(2).allMatch(k -> k.startsWith(bed.namespace + "/cache-"));
+    }
+
+    @Test
+    void pdbAllowingOneDisruptionCompletesAsReplacementsBecomeReady() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 4, false);
+        bed.budget("web-pdb", "web", null, "1");
+        bed.awaitReadyPods("web", 4);
+        bed.awaitBudget("web-pdb", 4, 4);
+        String spare = bed.addWorker();
+        bed.cordon(source);
+
+        DrainResult result = DrainBed.drainToEnd(new NodeDrainer(bed.client), source, DrainBed.options(), new DrainState(), null, Duration.ofSeconds(90));
+
+        assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+        assertThat(bed.podsOn(source)).isEmpty();
+        bed.awaitReadyPods("web", 4);
+        assertThat(bed.podsOn(spare)).hasSize(4);
+    }
+
+    @Test
+    void unmanagedPodIsRefusedBeforeAnyEvictionWithoutForceAndEvictedWithIt() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 2, false);
+        bed.awaitReadyPods("web", 2);
+        bed.barePod("solo", source, List.of());
+        bed.awaitReadyPods("solo", 1);
+        Set<String> before = uids(bed.podsOn(source), null);
+        bed.addWorker();
+        bed.cordon(source);
+        NodeDrainer drainer = new NodeDrainer(bed.client);
+
+        DrainResult refused = drainer.step(source, DrainBed.options(), new DrainState(), null, Instant.now());
+
+        assertThat(refused.outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(refused.report()).contains("cannot delete pods that no controller manages")
+                .contains("(use force: true): " + bed.namespace + "/solo");
+        assertThat(uids(bed.podsOn(source), null)).as("nothing was evicted").isEqualTo(before);
+        assertThat(bed.podsOn(source)).allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);
+
+        DrainOptions force = DrainBed.options();
+        force.setForce(true);
+        DrainResult forced = DrainBed.drainToEnd(drainer, source, force, new DrainState(), null, Duration.ofSeconds(60));
+
+        assertThat(forced.outcome()).as(forced.report()).isEqualTo(Outcome.DONE);
+        assertThat(bed.client.pods().inNamespace(bed.namespace).withName("solo").get()).as("the bare pod is gone for good").isNull();
+    }
+
+    @Test
+    void podStuckTerminatingBlocksUntilSkipWaitForDeleteTimeoutLetsTheDrainGoOn() throws Exception {
+        String source = bed.addWorker();
+        // KWOK removes deleted pods itself, but it does not remove finalizers: this one keeps the pod Terminating.
+        bed.barePod("stuck", source, List.of("drain-test.nodeops.cks.dev/hold"));
+        bed.awaitReadyPods("stuck", 1);
+        bed.cordon(source);
+        DrainOptions options = DrainBed.options();
+        options.setForce(true);
+        options.setTimeoutSeconds(4);
+        NodeDrainer drainer = new NodeDrainer(bed.client);
+        try {
+            DrainResult waited = DrainBed.drainToEnd(drainer, source, options, new DrainState(), null, Duration.ofSeconds(30));
+
+            assertThat(waited.outcome()).isEqualTo(Outcome.BLOCKED);
+            assertThat(waited.report()).contains("terminating (use skipWaitForDeleteTimeoutSeconds to stop waiting for them): " + bed.namespace + "/stuck")
+                    .contains("finalizers drain-test.nodeops.cks.dev/hold");
+
+            options.setSkipWaitForDeleteTimeoutSeconds(2);
+            options.setTimeoutSeconds(30);
+            DrainResult skipped = DrainBed.drainToEnd(drainer, source, options, new DrainState(), null, Duration.ofSeconds(30));
+
+            assertThat(skipped.outcome()).as(skipped.report()).isEqualTo(Outcome.DONE);
+            assertThat(bed.client.pods().inNamespace(bed.namespace).withName("stuck").get().getMetadata().getDeletionTimestamp())
+                    .as("the pod is still there, terminating; the drain just does not wait for it").isNotNull();
+        } finally {
+            bed.client.pods().inNamespace(bed.namespace).withName("stuck").patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":null}}");
+        }
+    }
+
+    @Test
+    void deadlineShorterThanTheAttemptTimeoutCutsTheAttempt() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 2, false);
+        bed.budget("web-pdb", "web", 2, null);
+        bed.awaitReadyPods("web", 2);
+        bed.awaitBudget("web-pdb", 2, 2);
+        bed.cordon(source);
+        DrainOptions options = DrainBed.options();
+        options.setTimeoutSeconds(300);
+        options.setRetries(2);
+        Instant started = Instant.now();
+        Instant deadline = started.plusSeconds(4);
+
+        DrainResult result = DrainBed.drainToEnd(new NodeDrainer(bed.client), source, options, new DrainState(), deadline, Duration.ofSeconds(30));
+
+        assertThat(result.outcome()).isEqualTo(Outcome.BLOCKED);
+        assertThat(Duration.between(started, Instant.now())).as("cut at the 4 s deadline, not after 300 s").isLessThan(Duration.ofSeconds(15));
+        assertThat(result.report()).contains("deadline").contains("pdb " + bed.namespace + "/web-pdb");
+        assertThat(result.state().getAttempt()).as("no second attempt without time left").isEqualTo(1);
+    }
+
+    @Test
+    void preflightPredictsBlocksAcrossNodesAndTouchesNothing() throws Exception {
+        String first = bed.addWorker();
+        String second = bed.addWorker();
+        bed.deployment("web", 4, false);
+        bed.deployment("db", 2, false);
+        bed.budget("web-pdb", "web", null, "1");
+        bed.budget("db-pdb", "db", 2, null);
+        bed.awaitReadyPods("web", 4);
+        bed.awaitReadyPods("db", 2);
+        bed.awaitBudget("web-pdb", 4, 4);
+        bed.awaitBudget("db-pdb", 2, 2);
+        bed.barePod("solo", first, List.of());
+        bed.awaitReadyPods("solo", 1);
+        Map<String, Set<String>> before = Map.of(first, uids(bed.podsOn(first), null), second, uids(bed.podsOn(second), null));
+        String versionsBefore = bed.client.nodes().withName(first).get().getMetadata().getResourceVersion()
+                + bed.client.nodes().withName(second).get().getMetadata().getResourceVersion();
+
+        PreflightPrediction.Report report = new DrainPreflight(bed.client).check(List.of(first, second), DrainBed.options(), Instant.now());
+
+        assertThat(report.predictsBlock()).isTrue();
+        String text = report.describe();
+        assertThat(text).contains("pdb " + bed.namespace + "/db-pdb: needs 2 healthy, has 2, 0 disruptions allowed; the drain would evict 2 of its pods")
+                .contains("pdb " + bed.namespace + "/web-pdb: needs 3 healthy, has 4, 1 disruption allowed; the drain would evict 4 of its pods")
+                .contains("node " + first + ": cannot delete pods that no controller manages");
+        assertThat(report.budgets()).filteredOn(b -> b.numbers().name().equals("web-pdb")).singleElement()
+                .satisfies(b -> assertThat(b.blocks()).isFalse());
+        assertThat(Map.of(first, uids(bed.podsOn(first), null), second, uids(bed.podsOn(second), null))).isEqualTo(before);
+        assertThat(bed.podsOn(first)).allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);
+        assertThat(bed.podsOn(second)).allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);
+        assertThat(bed.client.nodes().withName(first).get().getMetadata().getResourceVersion()
+                + bed.client.nodes().withName(second).get().getMetadata().getResourceVersion())
+                .as("no node was cordoned or otherwise changed").isEqualTo(versionsBefore);
+        assertThat(bed.client.nodes().withName(first).get().getSpec().getUnschedulable()).isNotEqualTo(Boolean.TRUE);
+    }
+
+    @Test
+    void aDrainSavedMidwayIsFinishedByANewEngine() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 4, false);
+        bed.deployment("api", 3, false);
+        bed.budget("web-pdb", "web", null, "1");
+        bed.awaitReadyPods("web", 4);
+        bed.awaitReadyPods("api", 3);
+        bed.awaitBudget("web-pdb", 4, 4);
+        bed.addWorker();
+        bed.cordon(source);
+        DrainOptions options = DrainBed.options();
+
+        DrainResult first = new NodeDrainer(bed.client).step(source, options, new DrainState(), null, Instant.now());
+        assertThat(first.outcome()).as(first.report()).isEqualTo(Outcome.IN_PROGRESS);
+        assertThat(first.report()).as("the budget holds back three web pods in the first step").contains("pdb " + bed.namespace + "/web-pdb");
+        String saved = bed.client.getKubernetesSerialization().asJson(first.state());
+
+        // A restarted operator: a new client, a new engine, only the state from the CR status.
+        Config config = new io.fabric8.kubernetes.client.ConfigBuilder(bed.client.getConfiguration()).withRequestRetryBackoffLimit(0).build();
+        try (KubernetesClient restarted = new KubernetesClientBuilder().withConfig(config).build()) {
+            DrainState restored = restarted.getKubernetesSerialization().unmarshal(saved, DrainState.class);
+            assertThat(restored.getAttempt()).isEqualTo(1);
+            assertThat(restored.getAttemptStartedAt()).isEqualTo(first.state().getAttemptStartedAt());
+            assertThat(restored.getPodsSeen()).isEqualTo(first.state().getPodsSeen()).hasSize(4);
+
+            DrainResult result = DrainBed.drainToEnd(new NodeDrainer(restarted), source, options, restored, null, Duration.ofSeconds(90));
+
+            assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+            assertThat(result.state().getAttempt()).as("the same attempt carried on").isEqualTo(1);
+            assertThat(result.state().getPodsSeen()).hasSize(7).containsAll(first.state().getPodsSeen());
+        }
+        assertThat(bed.podsOn(source)).isEmpty();
+    }
+
+    private static Set<String> uids(List<Pod> pods, String app) {
+        return pods.stream().filter(p -> app == null || app.equals(p.getMetadata().getLabels().get("app")))
+                .map(p -> p.getMetadata().getUid()).collect(Collectors.toSet());
+    }
+}

@@ -1,0 +1,89 @@
+package dev.cks.nodeops.testbed;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.cks.nodeops.cloudstack.CloudStackCredentials;
+import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import dev.cks.nodeops.cloudstack.simulator.NodeRole;
+import dev.cks.nodeops.cloudstack.simulator.Owner;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+
+/**
+ * A CloudStack simulator seeded with a CKS cluster whose VM map matches the given KWOK nodes, and
+ * the Secret the operator reads its credentials from (in CKS's own format: an INI under
+ * `cloud-config`). Each fixture has its own simulator and Secret, so test classes don't collide.
+ */
+public final class CloudStackFixture implements AutoCloseable {
+    public static final String SECRET_NAMESPACE = "kube-system";
+
+    private final TestBed bed;
+    private final CloudStackSimulator simulator;
+    private final SimulatedCluster cluster;
+    private final String secretName;
+    private final Map<String, String> vmIdsByNode = new LinkedHashMap<>();
+
+    private CloudStackFixture(TestBed bed, CloudStackSimulator simulator, SimulatedCluster cluster, String secretName) {
+        this.bed = bed;
+        this.simulator = simulator;
+        this.cluster = cluster;
+        this.secretName = secretName;
+    }
+
+    /** A CloudManaged cluster named `clusterName` whose VM map holds one VM per node, named as the node. */
+    public static CloudStackFixture forNodes(TestBed bed, String clusterName, String clusterType, List<Node> nodes) {
+        CloudStackSimulator simulator = CloudStackSimulator.start();
+        String versionId = simulator.addSupportedVersion("1.35.4").id();
+        SimulatedCluster cluster = simulator.addCluster(clusterName, Owner.of(simulator.defaultAccount()), clusterType, versionId);
+        CloudStackFixture fixture = new CloudStackFixture(bed, simulator, cluster, "cloudstack-" + clusterName);
+        for (Node node : nodes) {
+            fixture.addNodeVm(node);
+        }
+        fixture.writeSecret();
+        return fixture;
+    }
+
+    public SimulatedVm addNodeVm(Node node) {
+        boolean control = node.getMetadata().getLabels().containsKey("node-role.kubernetes.io/control-plane");
+        SimulatedVm vm = simulator.addClusterVm(cluster, node.getMetadata().getName(), control ? NodeRole.CONTROL : NodeRole.WORKER);
+        vmIdsByNode.put(node.getMetadata().getName(), vm.id());
+        return vm;
+    }
+
+    private void writeSecret() {
+        CloudStackCredentials credentials = simulator.credentials();
+        String ini = "[Global]\napi-url = " + credentials.apiUrl() + "\napi-key = " + credentials.apiKey()
+                + "\nsecret-key = " + credentials.secretKey() + "\n";
+        bed.client().secrets().inNamespace(SECRET_NAMESPACE).resource(new SecretBuilder()
+                .withNewMetadata().withName(secretName).withNamespace(SECRET_NAMESPACE).endMetadata()
+                .addToStringData("cloud-config", ini)
+                .build()).serverSideApply();
+    }
+
+    /** Properties that point an operator process at this fixture's Secret and cluster. */
+    public Map<String, String> operatorProperties() {
+        return Map.of("cks.cloudstack.secret-namespace", SECRET_NAMESPACE, "cks.cloudstack.secret-name", secretName);
+    }
+
+    public CloudStackSimulator simulator() {
+        return simulator;
+    }
+
+    public SimulatedCluster cluster() {
+        return cluster;
+    }
+
+    public String vmId(String nodeName) {
+        return vmIdsByNode.get(nodeName);
+    }
+
+    @Override
+    public void close() {
+        simulator.close();
+        bed.client().secrets().inNamespace(SECRET_NAMESPACE).withName(secretName).delete();
+    }
+}

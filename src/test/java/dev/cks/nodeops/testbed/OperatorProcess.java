@@ -1,0 +1,140 @@
+package dev.cks.nodeops.testbed;
+
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The packaged operator (target/quarkus-app) run as its own process against the test bed, the way
+ * it runs in a cluster: tests can stop it gracefully or kill it half-way and start another.
+ */
+public final class OperatorProcess implements AutoCloseable {
+    private final Process process;
+    private final Path log;
+    private final int httpPort;
+
+    private OperatorProcess(Process process, Path log, int httpPort) {
+        this.process = process;
+        this.log = log;
+        this.httpPort = httpPort;
+    }
+
+    /** Starts the operator with the given Quarkus properties and waits until it reports ready. */
+    public static OperatorProcess start(TestBed bed, String name, Map<String, String> properties) {
+        Path root = bed.projectRoot();
+        Path jar = root.resolve("target/quarkus-app/quarkus-run.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " is missing: integration tests run after `./mvnw package` (use `./mvnw verify`)");
+        }
+        try {
+            int port = freePort();
+            Path log = root.resolve("target/operator-" + name + ".log");
+            Map<String, String> props = new LinkedHashMap<>();
+            props.put("quarkus.http.port", Integer.toString(port));
+            props.putAll(properties);
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            props.forEach((k, v) -> command.add("-D" + k + "=" + v));
+            command.addAll(List.of("-jar", jar.toString()));
+            ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().put("KUBECONFIG", bed.kubeconfig().toString());
+            OperatorProcess operator = new OperatorProcess(builder.start(), log, port);
+            operator.awaitReady(Duration.ofSeconds(60));
+            return operator;
+        } catch (IOException e) {
+            throw new IllegalStateException("could not start the operator: " + e.getMessage(), e);
+        }
+    }
+
+    private void awaitReady(Duration timeout) {
+        Instant end = Instant.now().plus(timeout);
+        while (Instant.now().isBefore(end)) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("the operator exited with " + process.exitValue() + "; see " + log + ":\n" + logTail());
+            }
+            if (httpStatus("/q/health/ready") == 200) {
+                return;
+            }
+            pause(250);
+        }
+        throw new IllegalStateException("the operator was not ready within " + timeout + "; see " + log + ":\n" + logTail());
+    }
+
+    public int httpStatus(String path) {
+        try {
+            HttpURLConnection connection = (HttpURLConnection) URI.create("http://127.0.0.1:" + httpPort + path).toURL().openConnection();
+            connection.setConnectTimeout(1000);
+            connection.setReadTimeout(5000);
+            return connection.getResponseCode();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    public String httpGet(String path) throws IOException {
+        HttpURLConnection connection = (HttpURLConnection) URI.create("http://127.0.0.1:" + httpPort + path).toURL().openConnection();
+        try (var in = connection.getInputStream()) {
+            return new String(in.readAllBytes());
+        }
+    }
+
+    public String logTail() {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+
+    public Path log() {
+        return log;
+    }
+
+    /** SIGKILL: the operator gets no chance to clean up, as when its node dies. */
+    public void kill() {
+        process.destroyForcibly();
+        waitForExit();
+    }
+
+    @Override
+    public void close() {
+        process.destroy();
+        waitForExit();
+    }
+
+    private void waitForExit() {
+        try {
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
