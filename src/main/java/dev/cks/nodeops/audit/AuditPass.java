@@ -9,6 +9,7 @@ import java.util.Set;
 
 import dev.cks.nodeops.audit.VMMapAuditStatus.Phase;
 import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.Timestamps;
 
 /**
@@ -17,6 +18,10 @@ import dev.cks.nodeops.common.Timestamps;
  * cluster or CloudStack.
  */
 public final class AuditPass {
+    /** Reasons of the events the audit records. */
+    public static final String DRIFT_EVENT = "VmMapDrift";
+    public static final String IN_SYNC_EVENT = "VmMapInSync";
+
     /** What the reconciler does with the resource afterwards; no delay means wait for a spec change. */
     public record Outcome(VMMapAuditStatus status, Optional<Duration> rescheduleAfter) {
     }
@@ -25,10 +30,10 @@ public final class AuditPass {
     private final AuditSource source;
     private final NodeSource nodes;
     private final AuditSettings settings;
-    private final AuditEvents events;
+    private final EventRecorder events;
     private final AuditMetrics metrics;
 
-    public AuditPass(Clock clock, AuditSource source, NodeSource nodes, AuditSettings settings, AuditEvents events,
+    public AuditPass(Clock clock, AuditSource source, NodeSource nodes, AuditSettings settings, EventRecorder events,
             AuditMetrics metrics) {
         this.clock = clock;
         this.source = source;
@@ -55,25 +60,9 @@ public final class AuditPass {
             return idle(status, Phase.Suspended, "Suspended",
                     "Auditing is suspended; set spec.suspend to false to resume it.", generation, startedAt);
         }
-        String clusterId = spec.getClusterId() != null && !spec.getClusterId().isBlank() ? spec.getClusterId()
-                : settings.clusterId().filter(id -> !id.isBlank()).orElse(null);
-        if (clusterId == null) {
-            status.setPhase(Phase.Error);
-            status.setMessage("No CKS cluster to audit: set spec.clusterId or the operator setting cks.audit.cluster-id.");
-            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "NoCluster", status.getMessage(), generation, startedAt);
-            return new Outcome(status, Optional.of(interval));
-        }
-        if (status.getClusterId() != null && !status.getClusterId().equals(clusterId)) {
-            // Findings and reported keys belong to the cluster they were found in; another cluster starts afresh.
-            status.setFindings(null);
-            status.setReportedKeys(null);
-            status.setFindingCount(null);
-        }
-        status.setClusterId(clusterId);
-
         CallCounter calls = new CallCounter();
         try {
-            return audit(audit, spec, status, clusterId, calls, startedAt, interval);
+            return audit(audit, spec, status, calls, startedAt, interval);
         } catch (AuditSourceException e) {
             // Findings stay as they were: an unreachable CloudStack says nothing about drift.
             Conditions.set(status.getConditions(), Conditions.CLOUDSTACK_REACHABLE, false, "Unreachable", e.getMessage(),
@@ -87,20 +76,30 @@ public final class AuditPass {
         }
     }
 
-    private Outcome audit(VMMapAudit audit, VMMapAuditSpec spec, VMMapAuditStatus status, String clusterId,
-            CallCounter calls, Instant startedAt, Duration interval) {
+    private Outcome audit(VMMapAudit audit, VMMapAuditSpec spec, VMMapAuditStatus status, CallCounter calls,
+            Instant startedAt, Duration interval) {
         Long generation = audit.getMetadata().getGeneration();
-        Optional<ClusterView> found = calls.count(() -> source.cluster(clusterId));
+        // Read first: with no cluster id the Node names are how the cluster is found.
+        ClusterNodes clusterNodes = nodes.read();
+        List<String> nodeNames = clusterNodes.nodes().stream().map(NodeView::name).toList();
+        ClusterLookup lookup = calls.count(() -> source.cluster(spec.getClusterId(), nodeNames));
         Conditions.set(status.getConditions(), Conditions.CLOUDSTACK_REACHABLE, true, "Reachable",
                 "CloudStack answered the audit's calls.", generation, startedAt);
-        if (found.isEmpty()) {
+        if (lookup.cluster().isEmpty()) {
             status.setPhase(Phase.Error);
-            status.setMessage("CloudStack has no Kubernetes cluster with id " + clusterId + "; check spec.clusterId.");
-            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", status.getMessage(), generation, startedAt);
-            status.setLastRun(lastRun(startedAt, calls.count, null, status.getMessage()));
+            status.setMessage(lookup.refusal());
+            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", lookup.refusal(), generation, startedAt);
+            status.setLastRun(lastRun(startedAt, calls.count, null, lookup.refusal()));
             return new Outcome(status, Optional.of(interval));
         }
-        ClusterView cluster = found.get();
+        ClusterView cluster = lookup.cluster().get();
+        if (status.getClusterId() != null && !status.getClusterId().equals(cluster.id())) {
+            // Findings and reported keys belong to the cluster they were found in; another cluster starts afresh.
+            status.setFindings(null);
+            status.setReportedKeys(null);
+            status.setFindingCount(null);
+        }
+        status.setClusterId(cluster.id());
         Optional<String> skipReason = skipReason(cluster);
         if (skipReason.isPresent()) {
             status.setPhase(Phase.Skipped);
@@ -113,13 +112,12 @@ public final class AuditPass {
 
         List<OwnedVm> ownerVms = calls.count(() -> source.ownerVms(cluster));
         Set<String> otherMaps = calls.count(() -> source.otherClustersMappedIds(cluster));
-        ClusterNodes clusterNodes = nodes.read();
         AuditSnapshot snapshot = new AuditSnapshot(cluster, ownerVms, otherMaps, clusterNodes, clock.instant(),
                 Duration.ofSeconds(orDefault(spec.getGracePeriodSeconds(), 900)));
         List<Drift> drifts = VmMapChecker.check(snapshot);
 
         // A scale or upgrade that started meanwhile makes the views disagree for a moment; that is not drift.
-        Optional<ClusterView> again = calls.count(() -> source.cluster(clusterId));
+        Optional<ClusterView> again = calls.count(() -> source.cluster(cluster.id(), nodeNames)).cluster();
         if (again.isEmpty() || again.get().changedSince(cluster)) {
             String note = "Cluster " + cluster.name() + " changed during the check (state or VM map); nothing was reported"
                     + " and the next run checks again.";
@@ -161,13 +159,13 @@ public final class AuditPass {
     }
 
     private void announce(VMMapAudit audit, ClusterView cluster, FindingDedupe.Plan plan) {
-        plan.toAnnounce().forEach(drift -> events.warning(audit, AuditEvents.DRIFT, drift.message()));
+        plan.toAnnounce().forEach(drift -> events.warning(audit, DRIFT_EVENT, drift.message()));
         if (plan.notAnnounced() > 0) {
-            events.warning(audit, AuditEvents.DRIFT, plan.notAnnounced() + " more new findings in cluster " + cluster.name()
+            events.warning(audit, DRIFT_EVENT, plan.notAnnounced() + " more new findings in cluster " + cluster.name()
                     + "; see status.findings of VMMapAudit " + audit.getMetadata().getName() + ".");
         }
         if (plan.announceInSync()) {
-            events.normal(audit, AuditEvents.IN_SYNC,
+            events.normal(audit, IN_SYNC_EVENT,
                     "Cluster " + cluster.name() + " is in sync again: its VM map, VMs and Nodes agree.");
         }
     }

@@ -1,17 +1,10 @@
 package dev.cks.nodeops.audit;
 
-import java.util.Optional;
+import dev.cks.nodeops.common.OperatorSettings;
 
-import io.smallrye.config.ConfigMapping;
-import io.smallrye.config.WithDefault;
-
-/** Operator-wide audit settings; each VMMapAudit's spec refines them. */
-@ConfigMapping(prefix = "cks.audit")
-public interface AuditSettings {
-    /** Turns every VMMapAudit off, whatever its spec says. */
-    @WithDefault("true")
-    boolean enabled();
-
-    /** The CKS cluster id used when a VMMapAudit leaves spec.clusterId empty. */
-    Optional<String> clusterId();
+/** The operator-wide settings an audit pass reads; each VMMapAudit's spec refines them. */
+public record AuditSettings(boolean enabled) {
+    public static AuditSettings of(OperatorSettings settings) {
+        return new AuditSettings(settings.audit().enabled());
+    }
 }

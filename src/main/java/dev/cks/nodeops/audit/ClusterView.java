@@ -11,16 +11,28 @@ import java.util.Set;
  *        every cluster was CloudManaged
  * @param map the {@code virtualmachines} rows (or bare ids from {@code virtualmachineids}, with
  *        name and state null); may hold the same VM twice
+ * @param owner whose VMs the cluster's are; null when not known
+ * @param declaredVmCount how many VMs CloudStack counts for the cluster (workers, control and etcd
+ *        nodes); null when not known
  */
-public record ClusterView(String id, String name, String state, String clusterType, List<MappedVm> map) {
+public record ClusterView(String id, String name, String state, String clusterType, List<MappedVm> map, Owner owner,
+        Integer declaredVmCount) {
     public static final String CLOUD_MANAGED = "CloudManaged";
 
     /** One row of the VM map; name and state are what the cluster response embedded, if anything. */
     public record MappedVm(String id, String name, String state) {
     }
 
+    /** The cluster's account (with its domain) or project. */
+    public record Owner(String account, String domainId, String projectId) {
+    }
+
     public ClusterView {
         map = map == null ? List.of() : List.copyOf(map);
+    }
+
+    public ClusterView(String id, String name, String state, String clusterType, List<MappedVm> map) {
+        this(id, name, state, clusterType, map, null, null);
     }
 
     public boolean isCloudManaged() {

@@ -6,6 +6,8 @@ import java.util.Set;
 
 import jakarta.inject.Inject;
 
+import dev.cks.nodeops.common.EventRecorder;
+import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.kubernetes.api.model.Node;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -30,24 +32,26 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
     private final Clock clock;
     private final AuditSource source;
     private final AuditSettings settings;
-    private final AuditEvents events;
+    private final EventRecorder events;
     private final AuditMetrics metrics;
     private volatile NodeSource nodes = () -> ClusterNodes.unavailable("the operator's watch on Nodes has not started");
 
     @Inject
-    public VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, AuditEvents events,
+    public VMMapAuditReconciler(Clock clock, AuditSource source, OperatorSettings settings, EventRecorder events,
             AuditMetrics metrics) {
+        this(clock, source, AuditSettings.of(settings), events, metrics, null);
+    }
+
+    VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, EventRecorder events,
+            AuditMetrics metrics, NodeSource nodes) {
         this.clock = clock;
         this.source = source;
         this.settings = settings;
         this.events = events;
         this.metrics = metrics;
-    }
-
-    VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, AuditEvents events,
-            AuditMetrics metrics, NodeSource nodes) {
-        this(clock, source, settings, events, metrics);
-        this.nodes = nodes;
+        if (nodes != null) {
+            this.nodes = nodes;
+        }
     }
 
     /**

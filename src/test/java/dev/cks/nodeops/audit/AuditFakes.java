@@ -7,12 +7,15 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+import dev.cks.nodeops.common.EventRecorder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 
 /** Test doubles of the audit's ports. */
@@ -48,7 +51,10 @@ final class AuditFakes {
         }
     }
 
-    /** CloudStack as the audit sees it; queued cluster readings are answered first, to simulate change during a run. */
+    /**
+     * CloudStack as the audit sees it. Queued cluster readings are answered first, to simulate change
+     * during a run; a blank id finds the cluster as discovery by node names would.
+     */
     static final class FakeCloudStack implements AuditSource {
         ClusterView cluster;
         final Deque<Optional<ClusterView>> queuedReadings = new ArrayDeque<>();
@@ -58,13 +64,13 @@ final class AuditFakes {
         final List<String> calls = new ArrayList<>();
 
         @Override
-        public Optional<ClusterView> cluster(String clusterId) {
+        public ClusterLookup cluster(String clusterId, Collection<String> nodeNames) {
             calls.add("cluster " + clusterId);
             failIfAsked();
-            if (!queuedReadings.isEmpty()) {
-                return queuedReadings.poll();
-            }
-            return Optional.ofNullable(cluster).filter(c -> c.id().equals(clusterId));
+            Optional<ClusterView> answer = !queuedReadings.isEmpty() ? queuedReadings.poll()
+                    : Optional.ofNullable(cluster).filter(c -> clusterId == null || clusterId.isBlank() || c.id().equals(clusterId));
+            return answer.map(ClusterLookup::found).orElseGet(() -> ClusterLookup.refused(
+                    "CloudStack has no Kubernetes cluster with id " + clusterId + " visible to these API keys."));
         }
 
         @Override
@@ -100,16 +106,21 @@ final class AuditFakes {
     record RecordedEvent(String type, String reason, String message) {
     }
 
-    static final class RecordingEvents implements AuditEvents {
+    /** Records events instead of writing them; the shared recorder's writing is tested with it. */
+    static final class RecordingEvents extends EventRecorder {
         final List<RecordedEvent> events = new ArrayList<>();
 
+        RecordingEvents() {
+            super(null, Clock.systemUTC());
+        }
+
         @Override
-        public void warning(VMMapAudit audit, String reason, String message) {
+        public void warning(HasMetadata subject, String reason, String message) {
             events.add(new RecordedEvent("Warning", reason, message));
         }
 
         @Override
-        public void normal(VMMapAudit audit, String reason, String message) {
+        public void normal(HasMetadata subject, String reason, String message) {
             events.add(new RecordedEvent("Normal", reason, message));
         }
 
@@ -117,21 +128,6 @@ final class AuditFakes {
             List<RecordedEvent> copy = List.copyOf(events);
             events.clear();
             return copy;
-        }
-    }
-
-    static final class Settings implements AuditSettings {
-        boolean enabled = true;
-        String clusterId;
-
-        @Override
-        public boolean enabled() {
-            return enabled;
-        }
-
-        @Override
-        public Optional<String> clusterId() {
-            return Optional.ofNullable(clusterId);
         }
     }
 

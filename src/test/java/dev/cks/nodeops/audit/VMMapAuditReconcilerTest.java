@@ -16,7 +16,6 @@ import dev.cks.nodeops.audit.AuditFakes.FakeNodes;
 import dev.cks.nodeops.audit.AuditFakes.MovingClock;
 import dev.cks.nodeops.audit.AuditFakes.RecordedEvent;
 import dev.cks.nodeops.audit.AuditFakes.RecordingEvents;
-import dev.cks.nodeops.audit.AuditFakes.Settings;
 import dev.cks.nodeops.audit.ClusterView.MappedVm;
 import dev.cks.nodeops.audit.VMMapAuditStatus.Phase;
 import dev.cks.nodeops.audit.VmMapFinding.Type;
@@ -35,9 +34,9 @@ class VMMapAuditReconcilerTest {
     private final FakeCloudStack cloudStack = new FakeCloudStack();
     private final FakeNodes nodes = new FakeNodes();
     private final RecordingEvents events = new RecordingEvents();
-    private final Settings settings = new Settings();
+    private AuditSettings settings = new AuditSettings(true);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final VMMapAuditReconciler reconciler = newReconciler();
+    private VMMapAuditReconciler reconciler = newReconciler();
     private final VMMapAudit audit = AuditFakes.audit("c-1");
 
     private VMMapAuditReconciler newReconciler() {
@@ -294,7 +293,8 @@ class VMMapAuditReconcilerTest {
 
     @Test
     void theGlobalSettingTurnsEveryAuditOff() {
-        settings.enabled = false;
+        settings = new AuditSettings(false);
+        reconciler = newReconciler();
         UpdateControl<VMMapAudit> control = reconcile();
         assertThat(cloudStack.calls).isEmpty();
         assertThat(control.getScheduleDelay()).isEmpty();
@@ -323,32 +323,21 @@ class VMMapAuditReconcilerTest {
     }
 
     @Test
-    void theUnwiredSourceReportsWhyNothingIsRead() {
-        VMMapAuditReconciler unwired = new VMMapAuditReconciler(clock, new UnwiredAuditSource(), settings, events,
-                new AuditMetrics(registry), nodes);
-        unwired.reconcile(audit, null);
-        assertThat(condition(Conditions.CLOUDSTACK_REACHABLE).getMessage()).isEqualTo(UnwiredAuditSource.REASON);
-    }
-
-    @Test
     void anUnknownClusterIdIsAnError() {
         VMMapAudit other = AuditFakes.audit("c-404");
         reconciler.reconcile(other, null);
         assertThat(other.getStatus().getPhase()).isEqualTo(Phase.Error);
-        assertThat(other.getStatus().getMessage()).isEqualTo("CloudStack has no Kubernetes cluster with id c-404; check spec.clusterId.");
+        assertThat(other.getStatus().getMessage()).isEqualTo("CloudStack has no Kubernetes cluster with id c-404 visible to these API keys.");
+        assertThat(Conditions.find(other.getStatus().getConditions(), Conditions.IN_SYNC).orElseThrow().getReason()).isEqualTo("ClusterNotFound");
     }
 
     @Test
-    void anEmptyClusterIdUsesTheOperatorsSetting() {
+    void anEmptyClusterIdIsLeftToTheSourceToResolve() {
         VMMapAudit unnamed = AuditFakes.audit("");
         reconciler.reconcile(unnamed, null);
-        assertThat(unnamed.getStatus().getPhase()).isEqualTo(Phase.Error);
-        assertThat(unnamed.getStatus().getMessage())
-                .isEqualTo("No CKS cluster to audit: set spec.clusterId or the operator setting cks.audit.cluster-id.");
-        settings.clusterId = "c-1";
-        reconciler.reconcile(unnamed, null);
+        assertThat(cloudStack.calls.get(0)).isEqualTo("cluster ");
         assertThat(unnamed.getStatus().getPhase()).isEqualTo(Phase.InSync);
-        assertThat(unnamed.getStatus().getClusterId()).isEqualTo("c-1");
+        assertThat(unnamed.getStatus().getClusterId()).as("the resolved id is recorded").isEqualTo("c-1");
     }
 
     @Test
@@ -367,8 +356,8 @@ class VMMapAuditReconcilerTest {
     void theRunDurationIsMeasuredWithTheClock() {
         AuditSource slow = new AuditSource() {
             @Override
-            public Optional<ClusterView> cluster(String clusterId) {
-                return cloudStack.cluster(clusterId);
+            public ClusterLookup cluster(String clusterId, java.util.Collection<String> nodeNames) {
+                return cloudStack.cluster(clusterId, nodeNames);
             }
 
             @Override

@@ -9,13 +9,14 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.cks.nodeops.audit.ClusterView.MappedVm;
+import dev.cks.nodeops.common.EventRecorder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -71,7 +72,7 @@ public final class VmMapAuditBenchmark {
             AuditSnapshot snapshot = snapshot(5_000, driftPercent);
             InMemoryCloud cloud = new InMemoryCloud(snapshot);
             VMMapAudit audit = audit();
-            AuditPass pass = new AuditPass(Clock.fixed(NOW, ZoneOffset.UTC), cloud, informerCache(snapshot), new AlwaysOn(),
+            AuditPass pass = new AuditPass(Clock.fixed(NOW, ZoneOffset.UTC), cloud, informerCache(snapshot), new AuditSettings(true),
                     new NoEvents(), new AuditMetrics(new SimpleMeterRegistry()));
             if (driftPercent == 100) {
                 measure("full pass, 5,000 VMs + 5,000 Nodes, 100% drift, first run (all new)", () -> {
@@ -191,8 +192,8 @@ public final class VmMapAuditBenchmark {
         }
 
         @Override
-        public Optional<ClusterView> cluster(String clusterId) {
-            return Optional.of(snapshot.cluster());
+        public ClusterLookup cluster(String clusterId, java.util.Collection<String> nodeNames) {
+            return ClusterLookup.found(snapshot.cluster());
         }
 
         @Override
@@ -206,25 +207,17 @@ public final class VmMapAuditBenchmark {
         }
     }
 
-    private static final class AlwaysOn implements AuditSettings {
-        @Override
-        public boolean enabled() {
-            return true;
+    private static final class NoEvents extends EventRecorder {
+        NoEvents() {
+            super(null, Clock.systemUTC());
         }
 
         @Override
-        public Optional<String> clusterId() {
-            return Optional.empty();
-        }
-    }
-
-    private static final class NoEvents implements AuditEvents {
-        @Override
-        public void warning(VMMapAudit audit, String reason, String message) {
+        public void warning(HasMetadata subject, String reason, String message) {
         }
 
         @Override
-        public void normal(VMMapAudit audit, String reason, String message) {
+        public void normal(HasMetadata subject, String reason, String message) {
         }
     }
 }
