@@ -3,7 +3,9 @@ package dev.cks.nodeops.audit;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -113,7 +115,7 @@ public final class AuditPass {
         List<OwnedVm> ownerVms = calls.count(() -> source.ownerVms(cluster));
         Set<String> otherMaps = calls.count(() -> source.otherClustersMappedIds(cluster));
         AuditSnapshot snapshot = new AuditSnapshot(cluster, ownerVms, otherMaps, clusterNodes, clock.instant(),
-                Duration.ofSeconds(orDefault(spec.getGracePeriodSeconds(), 900)));
+                Duration.ofSeconds(orDefault(spec.getGracePeriodSeconds(), 900)), earlierMappedVms(status));
         List<Drift> drifts = VmMapChecker.check(snapshot);
 
         // A scale or upgrade that started meanwhile makes the views disagree for a moment; that is not drift.
@@ -144,6 +146,15 @@ public final class AuditPass {
         status.setLastRun(lastRun);
         metrics.recordRun(audit.getMetadata().getName(), plan.countsByType(), Duration.ofMillis(lastRun.getDurationMillis()));
         return new Outcome(status, Optional.of(interval));
+    }
+
+    private static Map<String, String> earlierMappedVms(VMMapAuditStatus status) {
+        Map<String, String> earlier = new LinkedHashMap<>();
+        status.getFindings().stream()
+                .filter(finding -> finding.getVmId() != null && finding.getKey() != null
+                        && finding.getKey().equals(Drift.mappedVmKey(finding.getVmId())))
+                .forEach(finding -> earlier.putIfAbsent(finding.getVmId(), finding.getVmName()));
+        return earlier;
     }
 
     private static Optional<String> skipReason(ClusterView cluster) {

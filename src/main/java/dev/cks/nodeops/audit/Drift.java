@@ -7,9 +7,12 @@ import dev.cks.nodeops.audit.VmMapFinding.Type;
  *
  * @param key identity across runs: {@code vm:<id>} for every finding about a mapped VM's state (so
  *        destroyed, expunged and gone are one finding), {@code unmapped:<id>}, {@code node:<name>},
- *        {@code notanode:<id>}
+ *        {@code notanode:<id>}, {@code map:uncounted}
  */
 public record Drift(Type type, String key, String vmId, String vmName, String node, String message) {
+    /** The one finding about VMs CloudStack counts for the cluster but cannot name. */
+    static final String MAP_COUNT_KEY = "map:uncounted";
+
     static Drift of(VmMapFinding finding) {
         return new Drift(finding.getType(), finding.getKey(), finding.getVmId(), finding.getVmName(), finding.getNode(),
                 finding.getMessage());

@@ -33,8 +33,14 @@ public final class VmMapChecker {
         Map<String, OwnedVm> ownerVmsById = new HashMap<>(snapshot.ownerVms().size() * 2);
         snapshot.ownerVms().forEach(vm -> ownerVmsById.putIfAbsent(vm.id(), vm));
         Map<String, MappedVm> mapRows = distinctRows(cluster.map());
-
         List<Drift> drifts = new ArrayList<>();
+        int uncounted = restoreVanishedRows(mapRows, ownerVmsById, snapshot);
+        if (uncounted > 0) {
+            drifts.add(new Drift(Type.MappedVmMissing, Drift.MAP_COUNT_KEY, null, null, null, "Cluster " + cluster.name()
+                    + " counts " + cluster.declaredVmCount() + " VMs but its VM map shows " + (mapRows.size())
+                    + "; CloudStack no longer lists " + uncounted + " of them, probably expunged while still in the cluster."));
+        }
+
         // Lower-cased names of the VMs a Node may legitimately be: mapped ones and unmapped ones named as ours.
         Set<String> clusterVmNames = new HashSet<>();
         for (MappedVm row : mapRows.values()) {
@@ -72,6 +78,31 @@ public final class VmMapChecker {
             }
         }
         return drifts;
+    }
+
+    /**
+     * CloudStack's cluster answer leaves out mapped VMs that were expunged, yet still counts them in
+     * size and control nodes. Such a VM we reported before is put back as a bare row, so its finding
+     * keeps its identity (destroyed, then expunged, then gone) instead of looking fixed. Returns how
+     * many counted VMs remain unexplained.
+     */
+    private static int restoreVanishedRows(Map<String, MappedVm> mapRows, Map<String, OwnedVm> ownerVmsById,
+            AuditSnapshot snapshot) {
+        Integer declared = snapshot.cluster().declaredVmCount();
+        if (declared == null || declared <= mapRows.size()) {
+            return 0;
+        }
+        int deficit = declared - mapRows.size();
+        for (Map.Entry<String, String> earlier : snapshot.earlierMappedVms().entrySet()) {
+            if (deficit == 0) {
+                break;
+            }
+            if (!mapRows.containsKey(earlier.getKey()) && !ownerVmsById.containsKey(earlier.getKey())) {
+                mapRows.put(earlier.getKey(), new MappedVm(earlier.getKey(), earlier.getValue(), null));
+                deficit--;
+            }
+        }
+        return deficit;
     }
 
     /** The map may list a VM twice (virtualmachines and virtualmachineids, or a server bug); keep the most telling row. */

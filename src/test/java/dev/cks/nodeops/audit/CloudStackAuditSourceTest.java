@@ -121,4 +121,23 @@ class CloudStackAuditSourceTest {
         assertThat(status.getLastRun().getCloudStackCalls()).isEqualTo(4);
         assertThat(events.drain()).hasSize(1);
     }
+
+    @Test
+    void aWorkerDestroyedThenExpungedIsOneFindingAndOneEvent() {
+        String worker = prod.vmIds().get(2);
+        List<NodeView> nodes = simulator.clusterVms(prod.id()).stream().map(vm -> new NodeView(vm.name(), CREATED)).toList();
+        AuditFakes.RecordingEvents events = new AuditFakes.RecordingEvents();
+        AuditPass pass = new AuditPass(Clock.fixed(CREATED.plus(Duration.ofHours(1)), ZoneOffset.UTC), source,
+                () -> ClusterNodes.of(nodes), new AuditSettings(true), events, new AuditMetrics(new SimpleMeterRegistry()));
+        VMMapAudit audit = AuditFakes.audit(prod.id());
+
+        simulator.destroyVm(worker, false);
+        audit.setStatus(pass.run(audit).status());
+        simulator.destroyVm(worker, true);
+        audit.setStatus(pass.run(audit).status());
+
+        assertThat(audit.getStatus().getFindings()).extracting(VmMapFinding::getType, VmMapFinding::getKey)
+                .containsExactly(tuple(Type.MappedVmMissing, "vm:" + worker));
+        assertThat(events.drain()).as("only the destroy was announced").hasSize(1);
+    }
 }

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 
@@ -23,6 +25,8 @@ final class Snapshots {
     final Set<String> otherMaps = new HashSet<>();
     final List<NodeView> nodes = new ArrayList<>();
     boolean nodesAvailable = true;
+    Integer declaredVmCount;
+    final Map<String, String> earlierMappedVms = new LinkedHashMap<>();
     Instant now = NOW;
 
     /** A mapped VM that CloudStack lists, with a Node of the same name. */
@@ -64,13 +68,13 @@ final class Snapshots {
     }
 
     ClusterView cluster() {
-        return new ClusterView("c-1", clusterName, clusterState, clusterType, map);
+        return new ClusterView("c-1", clusterName, clusterState, clusterType, map, null, declaredVmCount);
     }
 
     AuditSnapshot build() {
         return new AuditSnapshot(cluster(), ownerVms, otherMaps,
                 nodesAvailable ? ClusterNodes.of(nodes) : ClusterNodes.unavailable("the Node informer has not synced"),
-                now, GRACE);
+                now, GRACE, earlierMappedVms);
     }
 
     List<Drift> check() {

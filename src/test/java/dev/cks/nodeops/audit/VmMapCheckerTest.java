@@ -117,6 +117,71 @@ class VmMapCheckerTest {
     }
 
     @Nested
+    class VmsCloudStackCountsButNoLongerShows {
+        @Test
+        void aReportedVmThatVanishedFromTheMapKeepsItsKey() {
+            cluster.healthy("v1", CONTROL).healthy("v2", WORKER);
+            cluster.declaredVmCount = 3;
+            cluster.earlierMappedVms.put("v3", WORKER2);
+            assertThat(cluster.check()).extracting(Drift::type, Drift::key, Drift::vmName, Drift::message)
+                    .containsExactly(tuple(Type.MappedVmMissing, "vm:v3", WORKER2,
+                            "VM prod-node-18c2f3a9b2 (v3) is in the cluster's map but CloudStack lists no such VM."));
+        }
+
+        @Test
+        void aNodeStillNamedLikeTheVanishedVmIsNotReportedTwice() {
+            cluster.healthy("v1", CONTROL).node(WORKER2);
+            cluster.declaredVmCount = 2;
+            cluster.earlierMappedVms.put("v3", WORKER2);
+            assertThat(cluster.check()).extracting(Drift::type).containsExactly(Type.MappedVmMissing);
+        }
+
+        @Test
+        void anUnexplainedShortfallIsOneFinding() {
+            cluster.healthy("v1", CONTROL).healthy("v2", WORKER);
+            cluster.declaredVmCount = 4;
+            assertThat(cluster.check()).extracting(Drift::type, Drift::key, Drift::message)
+                    .containsExactly(tuple(Type.MappedVmMissing, "map:uncounted",
+                            "Cluster prod counts 4 VMs but its VM map shows 2; CloudStack no longer lists 2 of them,"
+                                    + " probably expunged while still in the cluster."));
+        }
+
+        @Test
+        void rememberedVmsExplainOnlyTheShortfall() {
+            cluster.healthy("v1", CONTROL);
+            cluster.declaredVmCount = 2;
+            cluster.earlierMappedVms.put("v7", "prod-node-aaaaaaaa07");
+            cluster.earlierMappedVms.put("v8", "prod-node-aaaaaaaa08");
+            assertThat(cluster.check()).extracting(Drift::key).containsExactly("vm:v7");
+        }
+
+        @Test
+        void aVmRemovedFromTheMapProperlyIsForgotten() {
+            // CloudStack lowered its count too: the entry was removed, not lost.
+            cluster.healthy("v1", CONTROL).healthy("v2", WORKER);
+            cluster.declaredVmCount = 2;
+            cluster.earlierMappedVms.put("v3", WORKER2);
+            assertThat(cluster.check()).isEmpty();
+        }
+
+        @Test
+        void aRememberedVmThatStillExistsIsNotMissing() {
+            cluster.healthy("v1", CONTROL).owned("v3", WORKER2, "Stopped");
+            cluster.declaredVmCount = 2;
+            cluster.earlierMappedVms.put("v3", WORKER2);
+            assertThat(cluster.nodesUnavailable().check()).extracting(Drift::key)
+                    .as("it is out of the map, not gone").containsExactly("map:uncounted", "unmapped:v3");
+        }
+
+        @Test
+        void anUnknownCountComparesNothing() {
+            cluster.healthy("v1", CONTROL);
+            cluster.earlierMappedVms.put("v3", WORKER2);
+            assertThat(cluster.check()).isEmpty();
+        }
+    }
+
+    @Nested
     class StoppedVms {
         @Test
         void aMappedStoppedVmWithoutNodeIsNotReported() {
