@@ -52,7 +52,7 @@ public final class AuditPass {
         Instant startedAt = clock.instant();
         status.setObservedGeneration(generation);
         Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "the spec is valid", generation, startedAt);
-        Duration interval = Duration.ofSeconds(orDefault(spec.getIntervalSeconds(), 300));
+        Duration interval = Duration.ofSeconds(orDefault(spec.getIntervalSeconds(), settings.intervalSeconds()));
 
         if (!settings.enabled()) {
             return idle(status, Phase.Suspended, "Disabled",
@@ -115,7 +115,7 @@ public final class AuditPass {
         List<OwnedVm> ownerVms = calls.count(() -> source.ownerVms(cluster));
         Set<String> otherMaps = calls.count(() -> source.otherClustersMappedIds(cluster));
         AuditSnapshot snapshot = new AuditSnapshot(cluster, ownerVms, otherMaps, clusterNodes, clock.instant(),
-                Duration.ofSeconds(orDefault(spec.getGracePeriodSeconds(), 900)), earlierMappedVms(status));
+                Duration.ofSeconds(orDefault(spec.getGracePeriodSeconds(), settings.graceSeconds())), earlierMappedVms(status));
         List<Drift> drifts = VmMapChecker.check(snapshot);
 
         // A scale or upgrade that started meanwhile makes the views disagree for a moment; that is not drift.

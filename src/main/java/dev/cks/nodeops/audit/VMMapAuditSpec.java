@@ -10,15 +10,15 @@ public class VMMapAuditSpec {
     @JsonPropertyDescription("CloudStack id of the CKS cluster; empty uses the operator's configured one or finds it by node names.")
     private String clusterId = "";
 
-    @JsonPropertyDescription("Seconds between two audit runs.")
-    @Default("300")
+    // No schema defaults here: an unset value means the operator's setting (Helm values audit.intervalSeconds
+    // and audit.graceSeconds), which a schema default would always hide.
+    @JsonPropertyDescription("Seconds between two audit runs; unset uses the operator's setting (300 unless changed).")
     @Min(30)
-    private Integer intervalSeconds = 300;
+    private Integer intervalSeconds;
 
-    @JsonPropertyDescription("Seconds a VM may be new or changed before it counts as drift.")
-    @Default("900")
+    @JsonPropertyDescription("Seconds a VM or Node may be new or changed before it counts as drift; unset uses the operator's setting (900 unless changed).")
     @Min(0)
-    private Integer gracePeriodSeconds = 900;
+    private Integer gracePeriodSeconds;
 
     @JsonPropertyDescription("Most Warning events per run; more new findings add one summary event.")
     @Default("5")

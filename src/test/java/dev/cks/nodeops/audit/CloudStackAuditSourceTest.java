@@ -112,7 +112,7 @@ class CloudStackAuditSourceTest {
                 .map(vm -> new NodeView(vm.name(), CREATED)).toList();
         AuditFakes.RecordingEvents events = new AuditFakes.RecordingEvents();
         AuditPass pass = new AuditPass(Clock.fixed(CREATED.plus(Duration.ofHours(1)), ZoneOffset.UTC), source,
-                () -> ClusterNodes.of(nodes), new AuditSettings(true), events, new AuditMetrics(new SimpleMeterRegistry()));
+                () -> ClusterNodes.of(nodes), AuditSettings.DEFAULTS, events, new AuditMetrics(new SimpleMeterRegistry()));
 
         VMMapAuditStatus status = pass.run(AuditFakes.audit(prod.id())).status();
 
@@ -128,7 +128,7 @@ class CloudStackAuditSourceTest {
         List<NodeView> nodes = simulator.clusterVms(prod.id()).stream().map(vm -> new NodeView(vm.name(), CREATED)).toList();
         AuditFakes.RecordingEvents events = new AuditFakes.RecordingEvents();
         AuditPass pass = new AuditPass(Clock.fixed(CREATED.plus(Duration.ofHours(1)), ZoneOffset.UTC), source,
-                () -> ClusterNodes.of(nodes), new AuditSettings(true), events, new AuditMetrics(new SimpleMeterRegistry()));
+                () -> ClusterNodes.of(nodes), AuditSettings.DEFAULTS, events, new AuditMetrics(new SimpleMeterRegistry()));
         VMMapAudit audit = AuditFakes.audit(prod.id());
 
         simulator.destroyVm(worker, false);

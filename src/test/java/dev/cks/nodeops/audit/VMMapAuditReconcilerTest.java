@@ -34,7 +34,7 @@ class VMMapAuditReconcilerTest {
     private final FakeCloudStack cloudStack = new FakeCloudStack();
     private final FakeNodes nodes = new FakeNodes();
     private final RecordingEvents events = new RecordingEvents();
-    private AuditSettings settings = new AuditSettings(true);
+    private AuditSettings settings = AuditSettings.DEFAULTS;
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private VMMapAuditReconciler reconciler = newReconciler();
     private final VMMapAudit audit = AuditFakes.audit("c-1");
@@ -100,6 +100,15 @@ class VMMapAuditReconcilerTest {
     void theIntervalComesFromTheSpec() {
         audit.getSpec().setIntervalSeconds(60);
         assertThat(reconcile().getScheduleDelay()).contains(60_000L);
+    }
+
+    @Test
+    void unsetIntervalAndGraceComeFromTheOperatorsSettings() {
+        settings = new AuditSettings(true, 120, 60);
+        reconciler = newReconciler();
+        cloudStack.ownerVms.add(new OwnedVm("u1", "prod-node-aaaaaaaa01", "Running", START.minus(Duration.ofMinutes(2)), null));
+        assertThat(reconcile().getScheduleDelay()).contains(120_000L);
+        assertThat(status().getFindings()).extracting(VmMapFinding::getType).as("2 minutes old, grace 1").containsExactly(Type.UnmappedVm);
     }
 
     @Test
@@ -293,7 +302,7 @@ class VMMapAuditReconcilerTest {
 
     @Test
     void theGlobalSettingTurnsEveryAuditOff() {
-        settings = new AuditSettings(false);
+        settings = AuditSettings.DEFAULTS.withEnabled(false);
         reconciler = newReconciler();
         UpdateControl<VMMapAudit> control = reconcile();
         assertThat(cloudStack.calls).isEmpty();

@@ -72,7 +72,7 @@ public final class VmMapAuditBenchmark {
             AuditSnapshot snapshot = snapshot(5_000, driftPercent);
             InMemoryCloud cloud = new InMemoryCloud(snapshot);
             VMMapAudit audit = audit();
-            AuditPass pass = new AuditPass(Clock.fixed(NOW, ZoneOffset.UTC), cloud, informerCache(snapshot), new AuditSettings(true),
+            AuditPass pass = new AuditPass(Clock.fixed(NOW, ZoneOffset.UTC), cloud, informerCache(snapshot), AuditSettings.DEFAULTS,
                     new NoEvents(), new AuditMetrics(new SimpleMeterRegistry()));
             if (driftPercent == 100) {
                 measure("full pass, 5,000 VMs + 5,000 Nodes, 100% drift, first run (all new)", () -> {
