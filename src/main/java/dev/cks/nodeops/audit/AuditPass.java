@@ -74,6 +74,7 @@ public final class AuditPass {
             status.setPhase(Phase.Error);
             status.setMessage(e.getMessage());
             status.setLastRun(lastRun(startedAt, calls.count, null, "CloudStack could not answer: " + e.getMessage()));
+            metrics.countRun(audit.getMetadata().getName(), "unreachable");
             return new Outcome(status, Optional.of(interval));
         }
     }
@@ -92,6 +93,7 @@ public final class AuditPass {
             status.setMessage(lookup.refusal());
             Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", lookup.refusal(), generation, startedAt);
             status.setLastRun(lastRun(startedAt, calls.count, null, lookup.refusal()));
+            metrics.countRun(audit.getMetadata().getName(), "error");
             return new Outcome(status, Optional.of(interval));
         }
         ClusterView cluster = lookup.cluster().get();
@@ -109,6 +111,7 @@ public final class AuditPass {
             Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC,
                     cluster.isCloudManaged() ? "ClusterNotSettled" : "ExternalManaged", skipReason.get(), generation, startedAt);
             status.setLastRun(lastRun(startedAt, calls.count, cluster.state(), skipReason.get()));
+            metrics.countRun(audit.getMetadata().getName(), "skipped");
             return new Outcome(status, Optional.of(interval));
         }
 
@@ -125,6 +128,7 @@ public final class AuditPass {
                     + " and the next run checks again.";
             status.setMessage(note);
             status.setLastRun(lastRun(startedAt, calls.count, again.map(ClusterView::state).orElse(cluster.state()), note));
+            metrics.countRun(audit.getMetadata().getName(), "changed");
             return new Outcome(status, Optional.of(interval));
         }
 
@@ -144,7 +148,7 @@ public final class AuditPass {
                 : "Only the VM map and the VMs were compared: " + clusterNodes.unavailableReason() + ".";
         VMMapAuditStatus.LastRun lastRun = lastRun(startedAt, calls.count, cluster.state(), note);
         status.setLastRun(lastRun);
-        metrics.recordRun(audit.getMetadata().getName(), plan.countsByType(), Duration.ofMillis(lastRun.getDurationMillis()));
+        metrics.recordRun(audit.getMetadata().getName(), plan.countsByType(), startedAt, Duration.ofMillis(lastRun.getDurationMillis()));
         return new Outcome(status, Optional.of(interval));
     }
 

@@ -359,6 +359,20 @@ class VMMapAuditReconcilerTest {
         reconcile();
         assertThat(findingsGauge(Type.MappedVmDestroyed)).isZero();
         assertThat(registry.get(AuditMetrics.DURATION).tag("audit", "cluster").timer().count()).isEqualTo(2);
+        assertThat(registry.get(AuditMetrics.LAST_COMPLETE_RUN).tag("audit", "cluster").gauge().value())
+                .isEqualTo(START.plus(Duration.ofMinutes(5)).getEpochSecond());
+    }
+
+    @Test
+    void runsAreCountedByOutcome() {
+        reconcile();
+        healthyCluster("Scaling");
+        reconcile();
+        cloudStack.failure = new AuditSourceException("CloudStack listKubernetesClusters got no answer.");
+        reconcile();
+        assertThat(registry.get(AuditMetrics.RUNS).tag("outcome", "complete").counter().count()).isEqualTo(1);
+        assertThat(registry.get(AuditMetrics.RUNS).tag("outcome", "skipped").counter().count()).isEqualTo(1);
+        assertThat(registry.get(AuditMetrics.RUNS).tag("outcome", "unreachable").counter().count()).isEqualTo(1);
     }
 
     @Test
