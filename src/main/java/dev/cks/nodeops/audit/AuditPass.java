@@ -56,7 +56,8 @@ public final class AuditPass {
 
         if (!settings.enabled()) {
             return idle(status, Phase.Suspended, "Disabled",
-                    "Auditing is turned off for the whole operator (setting cks.audit.enabled=false).", generation, startedAt);
+                    "Auditing is turned off for the whole operator; set the Helm value audit.enabled to true to turn it on.",
+                    generation, startedAt);
         }
         if (Boolean.TRUE.equals(spec.getSuspend())) {
             return idle(status, Phase.Suspended, "Suspended",
@@ -85,7 +86,13 @@ public final class AuditPass {
         // Read first: with no cluster id the Node names are how the cluster is found.
         ClusterNodes clusterNodes = nodes.read();
         List<String> nodeNames = clusterNodes.nodes().stream().map(NodeView::name).toList();
-        ClusterLookup lookup = calls.count(() -> source.cluster(spec.getClusterId(), nodeNames));
+        String wantedId = spec.getClusterId();
+        if ((wantedId == null || wantedId.isBlank()) && !clusterNodes.available() && status.getClusterId() != null) {
+            // Without Node names the cluster cannot be found again; the one found last time still is this cluster.
+            wantedId = status.getClusterId();
+        }
+        String clusterId = wantedId;
+        ClusterLookup lookup = calls.count(() -> source.cluster(clusterId, nodeNames));
         Conditions.set(status.getConditions(), Conditions.CLOUDSTACK_REACHABLE, true, "Reachable",
                 "CloudStack answered the audit's calls.", generation, startedAt);
         if (lookup.cluster().isEmpty()) {

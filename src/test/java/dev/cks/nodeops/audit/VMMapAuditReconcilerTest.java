@@ -308,7 +308,8 @@ class VMMapAuditReconcilerTest {
         assertThat(cloudStack.calls).isEmpty();
         assertThat(control.getScheduleDelay()).isEmpty();
         assertThat(status().getPhase()).isEqualTo(Phase.Suspended);
-        assertThat(status().getMessage()).isEqualTo("Auditing is turned off for the whole operator (setting cks.audit.enabled=false).");
+        assertThat(status().getMessage())
+                .isEqualTo("Auditing is turned off for the whole operator; set the Helm value audit.enabled to true to turn it on.");
     }
 
     @Test
@@ -347,6 +348,17 @@ class VMMapAuditReconcilerTest {
         assertThat(cloudStack.calls.get(0)).isEqualTo("cluster ");
         assertThat(unnamed.getStatus().getPhase()).isEqualTo(Phase.InSync);
         assertThat(unnamed.getStatus().getClusterId()).as("the resolved id is recorded").isEqualTo("c-1");
+    }
+
+    @Test
+    void withoutNodesAFoundClusterIsLookedUpByItsRecordedId() {
+        VMMapAudit unnamed = AuditFakes.audit("");
+        reconciler.reconcile(unnamed, null);
+        nodes.current = ClusterNodes.unavailable(InformerNodeSource.NOT_WATCHING);
+        cloudStack.calls.clear();
+        reconciler.reconcile(unnamed, null);
+        assertThat(cloudStack.calls.get(0)).isEqualTo("cluster c-1");
+        assertThat(unnamed.getStatus().getPhase()).isEqualTo(Phase.InSync);
     }
 
     @Test
