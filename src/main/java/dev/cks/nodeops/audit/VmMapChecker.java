@@ -37,8 +37,8 @@ public final class VmMapChecker {
         int uncounted = restoreVanishedRows(mapRows, ownerVmsById, snapshot);
         if (uncounted > 0) {
             drifts.add(new Drift(Type.MappedVmMissing, Drift.MAP_COUNT_KEY, null, null, null, "Cluster " + cluster.name()
-                    + " counts " + cluster.declaredVmCount() + " VMs but its VM map shows " + (mapRows.size())
-                    + "; CloudStack no longer lists " + uncounted + " of them, probably expunged while still in the cluster."));
+                    + " counts " + cluster.declaredVmCount() + " VMs, but " + uncounted + (uncounted == 1 ? " of them is" : " of them are")
+                    + " in neither its VM map nor any VM list; probably expunged while still in the cluster."));
         }
 
         // Lower-cased names of the VMs a Node may legitimately be: mapped ones and unmapped ones named as ours.

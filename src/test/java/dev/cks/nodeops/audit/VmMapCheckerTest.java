@@ -142,7 +142,7 @@ class VmMapCheckerTest {
             cluster.declaredVmCount = 4;
             assertThat(cluster.check()).extracting(Drift::type, Drift::key, Drift::message)
                     .containsExactly(tuple(Type.MappedVmMissing, "map:uncounted",
-                            "Cluster prod counts 4 VMs but its VM map shows 2; CloudStack no longer lists 2 of them,"
+                            "Cluster prod counts 4 VMs, but 2 of them are in neither its VM map nor any VM list;"
                                     + " probably expunged while still in the cluster."));
         }
 
@@ -153,6 +153,12 @@ class VmMapCheckerTest {
             cluster.earlierMappedVms.put("v7", "prod-node-aaaaaaaa07");
             cluster.earlierMappedVms.put("v8", "prod-node-aaaaaaaa08");
             assertThat(cluster.check()).extracting(Drift::key).containsExactly("vm:v7");
+            cluster.declaredVmCount = 4;
+            assertThat(cluster.check()).extracting(Drift::key, Drift::message).containsExactly(
+                    tuple("map:uncounted", "Cluster prod counts 4 VMs, but 1 of them is in neither its VM map nor any VM list;"
+                            + " probably expunged while still in the cluster."),
+                    tuple("vm:v7", "VM prod-node-aaaaaaaa07 (v7) is in the cluster's map but CloudStack lists no such VM."),
+                    tuple("vm:v8", "VM prod-node-aaaaaaaa08 (v8) is in the cluster's map but CloudStack lists no such VM."));
         }
 
         @Test
