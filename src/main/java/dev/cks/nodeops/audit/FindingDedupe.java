@@ -40,7 +40,9 @@ public final class FindingDedupe {
 
     /**
      * @param nodesCompared false when the Node list could not be read: earlier node findings are then
-     *        carried as they were, neither cleared nor announced again
+     *        carried as they were, neither cleared nor announced again (those beyond the status's list
+     *        only as reported keys, so they are not counted, but they do keep "in sync" from being
+     *        announced)
      */
     public static Plan plan(List<VmMapFinding> previousFindings, List<String> previousReportedKeys, List<Drift> current,
             boolean nodesCompared, int maxEventsPerRun, Instant now) {
@@ -81,6 +83,6 @@ public final class FindingDedupe {
         List<Drift> toAnnounce = fresh.size() > cap ? List.copyOf(fresh.subList(0, cap)) : List.copyOf(fresh);
         boolean hadFindings = !reported.isEmpty() || !previousFindings.isEmpty();
         return new Plan(findings, seen.size(), toAnnounce, fresh.size() - toAnnounce.size(),
-                seen.isEmpty() && hadFindings, ReportedKeys.encode(nextKeys), countsByType);
+                nextKeys.isEmpty() && hadFindings, ReportedKeys.encode(nextKeys), countsByType);
     }
 }

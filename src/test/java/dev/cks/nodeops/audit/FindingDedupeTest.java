@@ -206,6 +206,19 @@ class FindingDedupeTest {
     }
 
     @Test
+    void noInSyncWhileUnlistedNodeFindingsMayRemain() {
+        List<Drift> many = new ArrayList<>();
+        IntStream.range(0, 250).forEach(i -> many.add(destroyed("v" + i)));
+        many.add(nodeWithoutVm("bob"));
+        runs.run(T0, many.toArray(Drift[]::new));
+        runs.findings = List.of(); // bob's finding did not fit in the status
+        Plan blind = runs.run(T1, false);
+        assertThat(blind.announceInSync()).as("bob may still be there").isFalse();
+        assertThat(blind.reportedKeys()).containsExactly(ReportedKeys.hashed("node:bob"));
+        assertThat(runs.run(T1.plusSeconds(300), true).announceInSync()).as("now it is known to be clean").isTrue();
+    }
+
+    @Test
     void hashesKeepTheKindAndAreStable() {
         assertThat(ReportedKeys.hashed("node:bob")).startsWith("node:#").hasSize("node:#".length() + 12)
                 .isEqualTo(ReportedKeys.hashed("node:bob"));
