@@ -36,7 +36,7 @@ import io.fabric8.kubernetes.client.http.HttpResponse;
 @ExtendWith(TestBedExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class TestBedIT {
+class ControlPlaneIT {
     private TestBed bed;
     private KubernetesClient client;
     private String namespace;
@@ -46,7 +46,7 @@ class TestBedIT {
     void setUp(TestBed bed) {
         this.bed = bed;
         this.client = bed.client();
-        System.out.println("[testbed] TestBedIT runs against Kubernetes " + bed.serverVersion());
+        System.out.println("[testbed] ControlPlaneIT runs against Kubernetes " + bed.serverVersion());
         namespace = bed.newNamespace("bed");
         workers = Set.of(bed.addWorker("bed").getMetadata().getName(), bed.addWorker("bed").getMetadata().getName(),
                 bed.addWorker("bed").getMetadata().getName());
