@@ -96,10 +96,12 @@ public final class AuditPass {
         Conditions.set(status.getConditions(), Conditions.CLOUDSTACK_REACHABLE, true, "Reachable",
                 "CloudStack answered the audit's calls.", generation, startedAt);
         if (lookup.cluster().isEmpty()) {
+            String why = clusterNodes.available() ? lookup.refusal()
+                    : lookup.refusal() + " Finding the cluster by its Nodes was not possible: " + clusterNodes.unavailableReason() + ".";
             status.setPhase(Phase.Error);
-            status.setMessage(lookup.refusal());
-            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", lookup.refusal(), generation, startedAt);
-            status.setLastRun(lastRun(startedAt, calls.count, null, lookup.refusal()));
+            status.setMessage(why);
+            Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", why, generation, startedAt);
+            status.setLastRun(lastRun(startedAt, calls.count, null, why));
             metrics.countRun(audit.getMetadata().getName(), "error");
             return new Outcome(status, Optional.of(interval));
         }

@@ -16,7 +16,7 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEven
  * as unreadable rather than risk reporting Nodes that came or went meanwhile.
  */
 final class InformerNodeSource implements NodeSource {
-    static final String NOT_WATCHING = "the operator's watch on Nodes is not healthy, so node findings were not checked";
+    static final String NOT_WATCHING = "the operator's watch on Nodes is not healthy";
 
     private final BooleanSupplier watching;
     private final Supplier<Stream<Node>> cached;

@@ -262,14 +262,14 @@ class VMMapAuditReconcilerTest {
         reconcile();
         assertThat(events.drain()).extracting(RecordedEvent::message).containsExactly("Node laptop-of-bob matches no VM of cluster prod.");
 
-        nodes.current = ClusterNodes.unavailable("the operator's watch on Nodes is not healthy, so node findings were not checked");
+        nodes.current = ClusterNodes.unavailable("the operator's watch on Nodes is not healthy");
         destroyWorker();
         reconcile();
         assertThat(events.drain()).extracting(RecordedEvent::message)
                 .containsExactly("VM prod-node-18c2f3a9b1 (v2) is in the cluster's map but Destroyed.");
         assertThat(status().getFindings()).extracting(VmMapFinding::getKey).containsExactlyInAnyOrder("vm:v2", "node:laptop-of-bob");
         assertThat(status().getLastRun().getNote()).isEqualTo("Only the VM map and the VMs were compared: the operator's watch"
-                + " on Nodes is not healthy, so node findings were not checked.");
+                + " on Nodes is not healthy.");
 
         nodes.current = ClusterNodes.of(List.of(new NodeView(CONTROL, LONG_AGO), new NodeView(WORKER, LONG_AGO),
                 new NodeView("laptop-of-bob", LONG_AGO)));
@@ -359,6 +359,15 @@ class VMMapAuditReconcilerTest {
         reconciler.reconcile(unnamed, null);
         assertThat(cloudStack.calls.get(0)).isEqualTo("cluster c-1");
         assertThat(unnamed.getStatus().getPhase()).isEqualTo(Phase.InSync);
+    }
+
+    @Test
+    void aClusterNotFoundWhileTheNodesAreUnreadableSaysBoth() {
+        nodes.current = ClusterNodes.unavailable(InformerNodeSource.NOT_WATCHING);
+        VMMapAudit other = AuditFakes.audit("c-404");
+        reconciler.reconcile(other, null);
+        assertThat(other.getStatus().getMessage()).isEqualTo("CloudStack has no Kubernetes cluster with id c-404 visible to these"
+                + " API keys. Finding the cluster by its Nodes was not possible: the operator's watch on Nodes is not healthy.");
     }
 
     @Test
