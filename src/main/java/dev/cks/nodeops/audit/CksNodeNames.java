@@ -1,5 +1,6 @@
 package dev.cks.nodeops.audit;
 
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -16,8 +17,9 @@ import java.util.regex.Pattern;
  * copied: the prefix is the cluster name when it is a valid host-name label (letters, digits and
  * hyphens, starting with a letter); otherwise the characters that are not letters, digits or
  * hyphens are dropped (the cluster's id stands in when nothing is left) and {@code k8s-} is put in
- * front. The prefix is then cut to 43 characters so that {@code -control-} plus an 11-digit hex
- * suffix still fits the 63-character label limit; CloudStack releases before that change cut to 40,
+ * front; a name longer than a label's 63 characters is not a valid label either. The prefix is then
+ * cut to 43 characters so that {@code -control-} plus an 11-digit hex suffix still fits the
+ * 63-character label limit; CloudStack releases before that change cut to 40,
  * and their VMs keep the old names, so both cuts are accepted. Host names are compared
  * case-insensitively because kubelet and DNS lower-case them and some releases lower-case the prefix
  * while others keep the name's case.
@@ -28,6 +30,7 @@ public final class CksNodeNames {
     static final int PREFIX_LENGTH = 43;
     static final int OLDER_PREFIX_LENGTH = 40;
     static final String FALLBACK_PREFIX = "k8s-";
+    private static final int MAX_LABEL_LENGTH = 63;
 
     private static final Pattern VALID_LABEL = Pattern.compile("[a-z][a-z0-9-]*");
     private static final Pattern NOT_LABEL_CHARS = Pattern.compile("[^a-z0-9-]");
@@ -46,21 +49,34 @@ public final class CksNodeNames {
 
     /** The names of the cluster with this name and CloudStack id. */
     public static CksNodeNames of(String clusterName, String clusterId) {
-        String base = basePrefix(clusterName == null ? "" : clusterName, clusterId == null ? "" : clusterId);
+        String name = clusterName == null ? "" : clusterName.toLowerCase(Locale.ROOT);
+        String id = clusterId == null ? "" : clusterId.toLowerCase(Locale.ROOT);
+        List<String> bases = new ArrayList<>();
+        if (isLabel(name)) {
+            bases.add(name);
+        } else if (isLabel(name.substring(0, Math.min(name.length(), MAX_LABEL_LENGTH)))) {
+            // Only too long: whether the length check sends it to the k8s- fallback is the one point we are
+            // unsure of, so both readings are accepted; either is derived from this cluster's own name.
+            bases.add(name);
+            bases.add(fallbackPrefix(name, id));
+        } else {
+            bases.add(fallbackPrefix(name, id));
+        }
         Set<String> cuts = new LinkedHashSet<>();
-        cuts.add(cut(base, PREFIX_LENGTH));
-        cuts.add(cut(base, OLDER_PREFIX_LENGTH));
+        bases.forEach(base -> cuts.add(cut(base, PREFIX_LENGTH)));
+        bases.forEach(base -> cuts.add(cut(base, OLDER_PREFIX_LENGTH)));
         return new CksNodeNames(List.copyOf(cuts));
     }
 
-    private static String basePrefix(String clusterName, String clusterId) {
-        String lower = clusterName.toLowerCase(Locale.ROOT);
-        if (VALID_LABEL.matcher(lower).matches() && !lower.endsWith("-")) {
-            return lower;
-        }
-        String kept = NOT_LABEL_CHARS.matcher(lower).replaceAll("");
+    /** What NetUtils.verifyDomainNameLabel accepts as a host name: 1 to 63 characters, a letter first, no hyphen last. */
+    private static boolean isLabel(String name) {
+        return name.length() <= MAX_LABEL_LENGTH && VALID_LABEL.matcher(name).matches() && !name.endsWith("-");
+    }
+
+    private static String fallbackPrefix(String name, String clusterId) {
+        String kept = NOT_LABEL_CHARS.matcher(name).replaceAll("");
         if (kept.isEmpty()) {
-            kept = NOT_LABEL_CHARS.matcher(clusterId.toLowerCase(Locale.ROOT)).replaceAll("");
+            kept = NOT_LABEL_CHARS.matcher(clusterId).replaceAll("");
         }
         return FALLBACK_PREFIX + kept;
     }
@@ -69,9 +85,27 @@ public final class CksNodeNames {
         return prefix.length() > length ? prefix.substring(0, length) : prefix;
     }
 
-    /** The prefixes this cluster's VM names may start with (the current cut first). */
+    /** The prefixes this cluster's VM names may start with. */
     public List<String> prefixes() {
         return prefixes;
+    }
+
+    /** The longest text that every name of this cluster's VMs contains: what to ask CloudStack's keyword filter for. */
+    public String keyword() {
+        String shortest = prefixes.stream().min((a, b) -> Integer.compare(a.length(), b.length())).orElse("");
+        for (int length = shortest.length(); length > 0; length--) {
+            for (int start = 0; start + length <= shortest.length(); start++) {
+                String candidate = shortest.substring(start, start + length);
+                if (containedInAll(candidate)) {
+                    return candidate;
+                }
+            }
+        }
+        return "";
+    }
+
+    private boolean containedInAll(String text) {
+        return prefixes.stream().allMatch(prefix -> prefix.contains(text));
     }
 
     /** The role of a VM with this name if the name is one CKS gives this cluster's VMs. */

@@ -48,14 +48,13 @@ public class CloudStackAuditSource implements AuditSource {
     }
 
     /**
-     * Only VMs whose names contain the cluster's shortest name prefix: CloudStack filters by keyword on
+     * Only VMs whose names contain the cluster's name prefix: CloudStack filters by keyword on
      * the server, so a large account costs one page instead of one per 500 VMs. Mapped VMs named
      * otherwise are still judged by their map rows.
      */
     @Override
     public List<OwnedVm> ownerVms(ClusterView cluster) {
-        List<String> prefixes = CksNodeNames.of(cluster.name(), cluster.id()).prefixes();
-        String keyword = prefixes.get(prefixes.size() - 1);
+        String keyword = CksNodeNames.of(cluster.name(), cluster.id()).keyword();
         List<VirtualMachine> vms = answer(() -> client.get().listVirtualMachines(VmQuery.allOf(scope(cluster)).withKeyword(keyword)));
         List<OwnedVm> owned = new ArrayList<>(vms.size());
         for (VirtualMachine vm : vms) {

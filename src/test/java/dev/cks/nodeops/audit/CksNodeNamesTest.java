@@ -90,4 +90,24 @@ class CksNodeNamesTest {
         assertThat(CksNodeNames.of(name, "id").prefixes())
                 .containsExactly(("k8s-" + "x".repeat(60)).substring(0, 43), ("k8s-" + "x".repeat(60)).substring(0, 40));
     }
+
+    @Test
+    void aNameTooLongForALabelIsMatchedUnderBothReadings() {
+        String name = "analytics-" + "x".repeat(60);
+        CksNodeNames names = CksNodeNames.of(name, "id");
+        assertThat(names.roleOf(name.substring(0, 43) + "-node-18c2f3a9b1")).contains(Role.NODE);
+        assertThat(names.roleOf(("k8s-" + name).substring(0, 43) + "-node-18c2f3a9b1")).contains(Role.NODE);
+        assertThat(names.roleOf(("k8s-" + name).substring(0, 40) + "-node-18c2f3a9b1")).contains(Role.NODE);
+    }
+
+    @Test
+    void theKeywordIsContainedInEveryPossibleName() {
+        assertThat(prod.keyword()).isEqualTo("prod");
+        String longName = "a-very-long-cluster-name-for-the-analytics-team-eu";
+        assertThat(CksNodeNames.of(longName, "x").keyword()).isEqualTo(longName.substring(0, 40));
+        String tooLong = "analytics-" + "x".repeat(60);
+        CksNodeNames names = CksNodeNames.of(tooLong, "id");
+        assertThat(names.prefixes()).allSatisfy(prefix -> assertThat(prefix).contains(names.keyword()));
+        assertThat(names.keyword()).isEqualTo(tooLong.substring(0, 36));
+    }
 }
