@@ -9,19 +9,18 @@ import io.fabric8.generator.annotation.Min;
 public class DrainOptions {
     public static final int DEFAULT_TIMEOUT_SECONDS = 300;
 
-    @JsonPropertyDescription("Timeout of one drain attempt in seconds; a value below 1 means the default (300).")
-    @Default("300")
-    private Integer timeoutSeconds = DEFAULT_TIMEOUT_SECONDS;
+    // No schema defaults for these three: when a CR leaves them out, the operator's global settings
+    // (Helm values drain.*) apply, which a schema default would hide.
+    @JsonPropertyDescription("Timeout of one drain attempt in seconds; unset or below 1 means the operator's setting (300 unless changed).")
+    private Integer timeoutSeconds;
 
-    @JsonPropertyDescription("How many times a failed drain is tried again; attempts = retries + 1.")
-    @Default("2")
+    @JsonPropertyDescription("How many times a failed drain is tried again; attempts = retries + 1. Unset means the operator's setting (2 unless changed).")
     @Min(0)
-    private Integer retries = 2;
+    private Integer retries;
 
-    @JsonPropertyDescription("Seconds to wait between drain attempts.")
-    @Default("30")
+    @JsonPropertyDescription("Seconds to wait between drain attempts. Unset means the operator's setting (30 unless changed).")
     @Min(0)
-    private Integer retryIntervalSeconds = 30;
+    private Integer retryIntervalSeconds;
 
     @JsonPropertyDescription("Grace period given to each pod; -1 uses the pod's own terminationGracePeriodSeconds.")
     @Default("-1")
@@ -51,6 +50,22 @@ public class DrainOptions {
 
     @JsonPropertyDescription("Only drain pods matching this label selector (e.g. 'app=web,tier!=cache'); empty means all pods.")
     private String podSelector = "";
+
+    /** A copy with the fields this CR left unset taken from the operator's settings. */
+    public DrainOptions withDefaults(int timeoutSeconds, int retries, int retryIntervalSeconds) {
+        DrainOptions resolved = new DrainOptions();
+        resolved.timeoutSeconds = this.timeoutSeconds == null || this.timeoutSeconds < 1 ? timeoutSeconds : this.timeoutSeconds;
+        resolved.retries = this.retries == null ? retries : this.retries;
+        resolved.retryIntervalSeconds = this.retryIntervalSeconds == null ? retryIntervalSeconds : this.retryIntervalSeconds;
+        resolved.gracePeriodSeconds = gracePeriodSeconds;
+        resolved.ignoreDaemonSets = ignoreDaemonSets;
+        resolved.deleteEmptyDirData = deleteEmptyDirData;
+        resolved.force = force;
+        resolved.disableEviction = disableEviction;
+        resolved.skipWaitForDeleteTimeoutSeconds = skipWaitForDeleteTimeoutSeconds;
+        resolved.podSelector = podSelector;
+        return resolved;
+    }
 
     public int effectiveTimeoutSeconds() {
         return timeoutSeconds == null || timeoutSeconds < 1 ? DEFAULT_TIMEOUT_SECONDS : timeoutSeconds;

@@ -31,6 +31,11 @@ public final class OperatorProcess implements AutoCloseable {
 
     /** Starts the operator with the given Quarkus properties and waits until it reports ready. */
     public static OperatorProcess start(TestBed bed, String name, Map<String, String> properties) {
+        return start(bed, bed.kubeconfig(), name, properties);
+    }
+
+    /** Starts the operator authenticated by the given kubeconfig (e.g. a ServiceAccount's token). */
+    public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties) {
         Path root = bed.projectRoot();
         Path jar = root.resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -47,7 +52,7 @@ public final class OperatorProcess implements AutoCloseable {
             command.addAll(List.of("-jar", jar.toString()));
             ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-            builder.environment().put("KUBECONFIG", bed.kubeconfig().toString());
+            builder.environment().put("KUBECONFIG", kubeconfig.toString());
             OperatorProcess operator = new OperatorProcess(builder.start(), log, port);
             operator.awaitReady(Duration.ofSeconds(60));
             return operator;

@@ -178,8 +178,64 @@ public final class TestBed implements AutoCloseable {
         return new String(out, StandardCharsets.UTF_8);
     }
 
-    public Map<String, String> kubectlEnv() {
-        return Map.of("KUBECONFIG", kubeconfig.toString());
+    /** Where hack/testbed.sh keeps kubectl, helm and the control-plane binaries. */
+    public Path binDir() {
+        return Path.of(runQuietly("bash", "hack/testbed.sh", "bin").strip());
+    }
+
+    public record ToolResult(int exitCode, String output) {
+    }
+
+    /** Runs one of the bed's tools (kubectl, helm) against this cluster; returns stdout, throws with the output on failure. */
+    public String tool(String tool, String... args) {
+        ToolResult result = runTool(tool, args);
+        if (result.exitCode() != 0) {
+            throw new IllegalStateException(tool + " " + String.join(" ", args) + " exited " + result.exitCode() + ":\n" + result.output());
+        }
+        return result.output();
+    }
+
+    public ToolResult runTool(String tool, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(binDir().resolve(tool).toString());
+        command.addAll(List.of(args));
+        try {
+            ProcessBuilder builder = new ProcessBuilder(command).directory(projectRoot.toFile()).redirectErrorStream(true);
+            builder.environment().put("KUBECONFIG", kubeconfig.toString());
+            Process process = builder.start();
+            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!process.waitFor(5, TimeUnit.MINUTES)) {
+                process.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", command) + " did not finish in 5 minutes");
+            }
+            return new ToolResult(process.exitValue(), out);
+        } catch (IOException e) {
+            throw new IllegalStateException(String.join(" ", command) + " could not run: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * A kubeconfig that authenticates as the ServiceAccount with a token from the TokenRequest API,
+     * so a process using it has exactly the RBAC the ServiceAccount has.
+     */
+    public Path kubeconfigForServiceAccount(String namespace, String serviceAccount) throws IOException {
+        String token = client.serviceAccounts().inNamespace(namespace).withName(serviceAccount)
+                .tokenRequest(new io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder()
+                        .withNewSpec().withExpirationSeconds(3600L).endSpec().build())
+                .getStatus().getToken();
+        Config admin = Config.fromKubeconfig(Files.readString(kubeconfig));
+        String ca = admin.getCaCertData() != null ? admin.getCaCertData()
+                : java.util.Base64.getEncoder().encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile())));
+        String yaml = "apiVersion: v1\nkind: Config\nclusters:\n- name: bed\n  cluster:\n    server: " + admin.getMasterUrl()
+                + "\n    certificate-authority-data: " + ca + "\nusers:\n- name: " + serviceAccount + "\n  user:\n    token: " + token
+                + "\ncontexts:\n- name: sa\n  context:\n    cluster: bed\n    user: " + serviceAccount + "\n    namespace: " + namespace
+                + "\ncurrent-context: sa\n";
+        Path file = projectRoot.resolve("target/kubeconfig-" + namespace + "-" + serviceAccount);
+        Files.writeString(file, yaml);
+        return file;
     }
 
     @Override

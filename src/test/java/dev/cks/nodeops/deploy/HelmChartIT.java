@@ -1,0 +1,125 @@
+package dev.cks.nodeops.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+
+/**
+ * The chart lints, renders, installs into the real API server, and grants the operator's
+ * ServiceAccount exactly what the code uses: `kubectl auth can-i` answers yes for every verb it
+ * needs and no for what it must never do.
+ */
+@ExtendWith(TestBedExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class HelmChartIT {
+    static final String CHART = "deploy/helm/cks-node-operator";
+    static final String RELEASE = "rbac";
+    static final String NAMESPACE = "cks-chart-it";
+    static final String SERVICE_ACCOUNT = RELEASE + "-cks-node-operator";
+    static final String SECRET = "cloudstack-chart-it";
+
+    private TestBed bed;
+
+    @BeforeAll
+    void install(TestBed bed) {
+        this.bed = bed;
+        bed.runTool("helm", "uninstall", RELEASE, "-n", NAMESPACE, "--wait");
+        bed.tool("helm", "install", RELEASE, CHART, "-n", NAMESPACE, "--create-namespace",
+                "--set", "cloudstack.secretName=" + SECRET, "--set", "replicaCount=1", "--wait", "--timeout", "2m");
+    }
+
+    @Test
+    void chartLintsAndRendersEveryOptionalPiece() {
+        assertThat(bed.tool("helm", "lint", CHART, "--strict")).contains("1 chart(s) linted, 0 chart(s) failed");
+        String rendered = bed.tool("helm", "template", "t", CHART, "--set", "metrics.serviceMonitor.enabled=true",
+                "--set", "metrics.prometheusRule.enabled=true");
+        assertThat(rendered).contains("kind: ServiceMonitor", "kind: PrometheusRule", "alert: CksVmMapDrift",
+                "alert: CksDrainBlocked", "alert: CksOperationFailed", "kind: PodDisruptionBudget", "kind: Deployment");
+        assertThat(bed.runTool("helm", "template", "t", CHART, "--set", "drain.retries=-1").output())
+                .as("values.schema.json rejects bad values").contains("minimum: got -1, want 0");
+    }
+
+    @Test
+    void chartCrdsAreTheGeneratedOnes() throws IOException {
+        try (Stream<Path> files = Files.list(Path.of("deploy/crds"))) {
+            for (Path crd : files.toList()) {
+                assertThat(Files.readString(Path.of(CHART, "crds", crd.getFileName().toString())))
+                        .as("chart copy of %s", crd).isEqualTo(Files.readString(crd));
+            }
+        }
+    }
+
+    static Stream<List<String>> allowed() {
+        return Stream.of(
+                List.of("list", "nodes"), List.of("watch", "nodes"), List.of("patch", "nodes"), List.of("delete", "nodes"),
+                List.of("list", "pods", "-A"), List.of("watch", "pods", "-A"), List.of("create", "pods", "--subresource=eviction", "-n", "shop"),
+                List.of("list", "poddisruptionbudgets.policy", "-A"),
+                List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
+                List.of("update", "vmmapaudits.nodeops.cks.dev", "--subresource=status"), List.of("update", "scaledowns.nodeops.cks.dev", "--subresource=finalizers"),
+                List.of("create", "events", "-n", "default"),
+                List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("get", "pods", "--subresource=log", "-n", NAMESPACE),
+                List.of("get", "configmaps", "-n", NAMESPACE),
+                List.of("update", "leases.coordination.k8s.io", "-n", NAMESPACE),
+                List.of("get", "secrets/" + SECRET, "-n", "kube-system"));
+    }
+
+    static Stream<List<String>> forbidden() {
+        return Stream.of(
+                List.of("delete", "pods", "-n", "shop"),
+                List.of("get", "secrets", "-n", "kube-system"),
+                List.of("get", "secrets/other-secret", "-n", "kube-system"),
+                List.of("list", "secrets", "-A"),
+                List.of("get", "secrets", "-n", NAMESPACE),
+                List.of("create", "jobs.batch", "-n", "default"),
+                List.of("get", "customresourcedefinitions.apiextensions.k8s.io"),
+                List.of("delete", "customresourcedefinitions.apiextensions.k8s.io"),
+                List.of("create", "pods", "-n", "shop"),
+                List.of("get", "pods", "--subresource=log", "-n", "shop"),
+                List.of("patch", "pods", "-n", "shop"),
+                List.of("update", "deployments.apps", "-n", "shop"),
+                List.of("create", "events", "-n", "shop"),
+                List.of("create", "clusterrolebindings.rbac.authorization.k8s.io"));
+    }
+
+    @ParameterizedTest(name = "can {0}")
+    @MethodSource("allowed")
+    void serviceAccountMayDoWhatTheCodeNeeds(List<String> verbAndResource) {
+        assertThat(canI(verbAndResource)).as("kubectl auth can-i %s", verbAndResource).isEqualTo("yes");
+    }
+
+    @ParameterizedTest(name = "cannot {0}")
+    @MethodSource("forbidden")
+    void serviceAccountMayNotDoMore(List<String> verbAndResource) {
+        assertThat(canI(verbAndResource)).as("kubectl auth can-i %s", verbAndResource).isEqualTo("no");
+    }
+
+    @Test
+    void disableEvictionGrantsPodDeleteOnlyWhenTheValueIsSet() {
+        String rendered = bed.tool("helm", "template", "t", CHART, "--set", "drain.allowDisableEviction=true");
+        assertThat(rendered).contains("plain deletes bypass PodDisruptionBudgets");
+        assertThat(bed.tool("helm", "template", "t", CHART)).doesNotContain("plain deletes bypass PodDisruptionBudgets");
+    }
+
+    private String canI(List<String> verbAndResource) {
+        String[] args = Stream.concat(Stream.of("auth", "can-i"),
+                Stream.concat(verbAndResource.stream(), Stream.of("--as=system:serviceaccount:" + NAMESPACE + ":" + SERVICE_ACCOUNT)))
+                .toArray(String[]::new);
+        // kubectl prints warnings (e.g. "not namespace scoped") before its one-word answer.
+        List<String> lines = bed.runTool("kubectl", args).output().strip().lines().toList();
+        return lines.get(lines.size() - 1).strip();
+    }
+}
