@@ -259,7 +259,10 @@ class DrainIT {
             DrainState restored = restarted.getKubernetesSerialization().unmarshal(saved, DrainState.class);
             assertThat(restored.getAttempt()).isEqualTo(1);
             assertThat(restored.getAttemptStartedAt()).isEqualTo(first.state().getAttemptStartedAt());
-            assertThat(restored.getPodsSeen()).isEqualTo(first.state().getPodsSeen()).hasSize(4);
+            // The three api pods and the web pod(s) the budget allowed (a replacement Ready within the step frees another).
+            assertThat(restored.getPodsSeen()).isEqualTo(first.state().getPodsSeen());
+            assertThat(restored.getPodsSeen()).filteredOn(k -> k.contains("/api-")).hasSize(3);
+            assertThat(restored.getPodsSeen()).filteredOn(k -> k.contains("/web-")).hasSizeBetween(1, 3);
 
             DrainResult result = DrainBed.drainToEnd(new NodeDrainer(restarted), source, options, restored, null, Duration.ofSeconds(90));
 
