@@ -120,6 +120,24 @@ class DrainIT {
     }
 
     @Test
+    void disableEvictionDeletesThroughABudgetThatAllowsNothing() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 2, false);
+        bed.budget("web-pdb", "web", 2, null);
+        bed.awaitReadyPods("web", 2);
+        bed.awaitBudget("web-pdb", 2, 2);
+        bed.addWorker();
+        bed.cordon(source);
+        DrainOptions options = DrainBed.options();
+        options.setDisableEviction(true);
+
+        DrainResult result = DrainBed.drainToEnd(new NodeDrainer(bed.client), source, options, new DrainState(), null, Duration.ofSeconds(60));
+
+        assertThat(result.outcome()).as("plain deletes bypass PodDisruptionBudgets: " + result.report()).isEqualTo(Outcome.DONE);
+        assertThat(bed.podsOn(source)).isEmpty();
+    }
+
+    @Test
     void unmanagedPodIsRefusedBeforeAnyEvictionWithoutForceAndEvictedWithIt() throws Exception {
         String source = bed.addWorker();
         bed.deployment("web", 2, false);
