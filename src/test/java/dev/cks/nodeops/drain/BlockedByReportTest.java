@@ -34,6 +34,12 @@ class BlockedByReportTest {
     }
 
     @Test
+    void podsTheAttemptDidNotReachAreToldApart() {
+        String report = BlockedByReport.format("w-1", List.of(new StuckPod("shop", "web-1", Cause.NOT_EVICTED_IN_TIME, "")), Map.of(), null);
+        assertThat(report).endsWith("* evictable now, but not evicted before the attempt ended (a longer timeoutSeconds or another attempt would take them): shop/web-1");
+    }
+
+    @Test
     void nothingStuckMeansAnEmptyReport() {
         assertThat(BlockedByReport.format("w-1", List.of(), Map.of(), null)).isEmpty();
     }

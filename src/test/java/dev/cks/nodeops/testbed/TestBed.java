@@ -95,7 +95,7 @@ public final class TestBed implements AutoCloseable {
                         .unmarshal(Files.readString(file), CustomResourceDefinition.class);
                 client.apiextensions().v1().customResourceDefinitions().resource(crd).forceConflicts().serverSideApply();
                 client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
-                        .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions().stream()
+                        .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions() != null && c.getStatus().getConditions().stream()
                                 .anyMatch(cond -> "Established".equals(cond.getType()) && "True".equals(cond.getStatus())), 60, TimeUnit.SECONDS);
             }
         }
