@@ -23,7 +23,9 @@ public final class BlockedByReport {
         /** A pod filter refused it; the detail says which option overrides that. */
         REFUSED,
         /** The API server answered something else than success, 404 or a PDB's 429. */
-        API_ERROR
+        API_ERROR,
+        /** Evictable now (a dry run says so), but the attempt ended before its eviction went through. */
+        NOT_EVICTED_IN_TIME
     }
 
     /**
@@ -81,6 +83,11 @@ public final class BlockedByReport {
         if (!failed.isEmpty()) {
             lines.add("* API error: " + failed.stream().limit(MAX_PODS_PER_GROUP).map(p -> p.ref() + " (" + p.detail() + ")")
                     .collect(Collectors.joining(", ")) + more(failed));
+        }
+        List<StuckPod> late = stuck.stream().filter(p -> p.cause() == Cause.NOT_EVICTED_IN_TIME).toList();
+        if (!late.isEmpty()) {
+            lines.add("* evictable now, but not evicted before the attempt ended (a longer timeoutSeconds or another attempt would take them): "
+                    + names(late));
         }
         if (lastApiError != null && !lastApiError.isBlank()) {
             lines.add("Last API error: " + tail(lastApiError));

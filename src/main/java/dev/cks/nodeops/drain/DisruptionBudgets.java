@@ -13,7 +13,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus;
 public final class DisruptionBudgets {
     // The eviction REST handler's cause message: "The disruption budget web-pdb needs 3 healthy pods and has 3 currently"
     // or "... web-pdb is still being processed by the server."
-    private static final Pattern BUDGET_IN_MESSAGE = Pattern.compile("disruption budget (\\S+?)[ .]");
+    private static final Pattern BUDGET_IN_MESSAGE = Pattern.compile("disruption budget (\\S+) (?:needs|is) ");
 
     private DisruptionBudgets() {
     }
@@ -38,7 +38,7 @@ public final class DisruptionBudgets {
     /** The budget a 429's causes name, if they name one. */
     public static Optional<String> namedIn(List<String> causes) {
         for (String cause : causes) {
-            Matcher matcher = BUDGET_IN_MESSAGE.matcher(cause + " ");
+            Matcher matcher = BUDGET_IN_MESSAGE.matcher(cause);
             if (matcher.find()) {
                 return Optional.of(matcher.group(1));
             }

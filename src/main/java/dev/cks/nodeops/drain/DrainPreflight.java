@@ -45,7 +45,9 @@ public final class DrainPreflight {
             }
             verdicts.put(node, byPod);
         }
-        List<PodDisruptionBudget> budgets = client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems();
+        // Plain deletes (disableEviction) bypass budgets, so none can block them.
+        List<PodDisruptionBudget> budgets = Boolean.TRUE.equals(options.getDisableEviction()) ? List.of()
+                : client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems();
         try {
             CompletableFuture.allOf(dryRuns.values().toArray(CompletableFuture[]::new)).get(DRY_RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {

@@ -7,7 +7,7 @@ import java.time.Instant;
  *
  * @param nextCheckAt for IN_PROGRESS: when the next step is due (the caller requeues for it)
  * @param report what still keeps the node from being drained; empty when nothing does
- * @param podsRemaining pods the drain still waits for
+ * @param podsRemaining pods the drain still waits for; -1 when this step did not look (between attempts, API unreachable)
  */
 public record DrainResult(Outcome outcome, Instant nextCheckAt, String report, DrainState state, int podsRemaining) {
     public enum Outcome {

@@ -121,7 +121,7 @@ public final class NodeDrainer {
             } else if (answer.accepted()) {
                 if (givingUp) {
                     // The dry run would have been allowed: the attempt ran out just before this pod's turn.
-                    stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.API_ERROR, "not evicted before the attempt ended"));
+                    stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.NOT_EVICTED_IN_TIME, ""));
                 } else {
                     next.recordEvicted(refOf(pod).key());
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.TERMINATING, "evicted just now"));

@@ -95,7 +95,7 @@ final class DrainBed {
         if (minAvailable != null) {
             pdb.editSpec().withMinAvailable(new IntOrString(minAvailable)).endSpec();
         } else {
-            pdb.editSpec().withMaxUnavailable(new IntOrString(maxUnavailable)).endSpec();
+            pdb.editSpec().withMaxUnavailable(maxUnavailable.endsWith("%") ? new IntOrString(maxUnavailable) : new IntOrString(Integer.parseInt(maxUnavailable))).endSpec();
         }
         client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(pdb.build()).create();
     }

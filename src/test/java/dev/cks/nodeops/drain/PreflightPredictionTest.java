@@ -1,0 +1,92 @@
+package dev.cks.nodeops.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.drain.EvictionApi.Answer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+
+class PreflightPredictionTest {
+    private static final Answer OK = new Answer(201, "accepted", List.of());
+
+    private static Pod pod(String name, String app) {
+        return new PodBuilder().withNewMetadata().withNamespace("shop").withName(name).addToLabels("app", app).endMetadata().build();
+    }
+
+    private static PodDisruptionBudget budget(String name, String app, int desired, int healthy, int allowed) {
+        return new PodDisruptionBudgetBuilder().withNewMetadata().withNamespace("shop").withName(name).endMetadata()
+                .withNewSpec().withNewSelector().addToMatchLabels("app", app).endSelector().endSpec()
+                .withNewStatus().withDesiredHealthy(desired).withCurrentHealthy(healthy).withDisruptionsAllowed(allowed).withExpectedPods(healthy).endStatus()
+                .build();
+    }
+
+    private static Map<Pod, PodVerdict> evictAll(Pod... pods) {
+        Map<Pod, PodVerdict> verdicts = new LinkedHashMap<>();
+        for (Pod pod : pods) {
+            verdicts.put(pod, PodVerdict.evict());
+        }
+        return verdicts;
+    }
+
+    @Test
+    void podsOfOneBudgetOnTwoNodesCountTogether() {
+        Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();
+        verdicts.put("w-1", evictAll(pod("web-1", "web")));
+        verdicts.put("w-2", evictAll(pod("web-2", "web")));
+        PreflightPrediction.Report alone = PreflightPrediction.predict(Map.of("w-1", verdicts.get("w-1")), List.of(budget("web-pdb", "web", 2, 3, 1)), Map.of());
+        assertThat(alone.budgets()).as("one node alone stays within the one allowed disruption").isEmpty();
+
+        PreflightPrediction.Report together = PreflightPrediction.predict(verdicts, List.of(budget("web-pdb", "web", 2, 3, 1)), Map.of());
+
+        assertThat(together.budgets()).singleElement().satisfies(b -> {
+            assertThat(b.podsToLose()).isEqualTo(2);
+            assertThat(b.blocks()).isFalse();
+            assertThat(b.describe()).isEqualTo("pdb shop/web-pdb: needs 2 healthy, has 3, 1 disruption allowed; the drain would evict 2 of its pods "
+                    + "(1 on w-1, 1 on w-2): evictions will wait for replacements to become Ready on other nodes");
+        });
+        assertThat(together.predictsBlock()).isFalse();
+        assertThat(together.describe()).startsWith("Preflight predicts the drain will be slowed:");
+    }
+
+    @Test
+    void aBudgetAllowingNoDisruptionBlocks() {
+        PreflightPrediction.Report report = PreflightPrediction.predict(Map.of("w-1", evictAll(pod("db-1", "db"), pod("web-1", "web"))),
+                List.of(budget("db-pdb", "db", 1, 1, 0)), Map.of("shop/db-1", OK));
+        assertThat(report.predictsBlock()).isTrue();
+        assertThat(report.describe()).contains("* pdb shop/db-pdb: needs 1 healthy, has 1, 0 disruptions allowed; the drain would evict 1 of its pods (1 on w-1): blocked");
+    }
+
+    @Test
+    void aDryRun429BlocksEvenWhenTheNumbersLookFine() {
+        PreflightPrediction.Report report = PreflightPrediction.predict(Map.of("w-1", evictAll(pod("web-1", "web"))),
+                List.of(budget("web-pdb", "web", 2, 3, 1)), Map.of("shop/web-1", new Answer(429, "Cannot evict pod", List.of())));
+        assertThat(report.predictsBlock()).isTrue();
+    }
+
+    @Test
+    void refusedPodsBlockAndAreNamedPerNode() {
+        Map<Pod, PodVerdict> verdicts = new LinkedHashMap<>();
+        verdicts.put(pod("solo", "solo"), PodVerdict.refuse("cannot delete pods that no controller manages (use force: true): shop/solo"));
+        verdicts.put(pod("agent", "agent"), PodVerdict.skip("DaemonSet"));
+        PreflightPrediction.Report report = PreflightPrediction.predict(Map.of("w-1", verdicts), List.of(budget("agent-pdb", "agent", 1, 1, 0)), Map.of());
+        assertThat(report.predictsBlock()).isTrue();
+        assertThat(report.budgets()).as("skipped pods are not evicted, so their budget does not matter").isEmpty();
+        assertThat(report.describe()).isEqualTo("Preflight predicts the drain will be blocked:\n"
+                + "* node w-1: cannot delete pods that no controller manages (use force: true): shop/solo");
+    }
+
+    @Test
+    void nothingInTheWay() {
+        PreflightPrediction.Report report = PreflightPrediction.predict(Map.of("w-1", evictAll(pod("web-1", "web"))), List.of(), Map.of("shop/web-1", OK));
+        assertThat(report.predictsBlock()).isFalse();
+        assertThat(report.describe()).isEqualTo("Preflight found nothing that would block the drain.");
+    }
+}
