@@ -24,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.audit.VmMapFinding.Type;
 import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import dev.cks.nodeops.cloudstack.simulator.Fault;
 import dev.cks.nodeops.cloudstack.simulator.NodeRole;
 import dev.cks.nodeops.cloudstack.simulator.Owner;
 import dev.cks.nodeops.cloudstack.simulator.RecordedCall;
@@ -102,9 +103,21 @@ class VMMapAuditIT {
         assertThat(Conditions.isTrue(clean.getConditions(), Conditions.CLOUDSTACK_REACHABLE)).isTrue();
         assertThat(events()).as("a cluster that was never out of sync gets no event").isEmpty();
 
-        // A mapped worker VM destroyed behind CKS's back: one finding, one Warning event.
+        // A mapped worker VM destroyed behind CKS's back: one finding, one Warning event. The audit is
+        // edited (a label, as a GitOps tool adds) while that run waits for CloudStack: the run's status
+        // must still be written, or the retry would announce the same finding a second time.
         String lostVmId = cloudStack.vmId(lostWorker.getMetadata().getName());
         simulator.destroyVm(lostVmId, false);
+        simulator.injectFault("listVirtualMachines", Fault.slow(Duration.ofSeconds(3)));
+        int vmListsBefore = simulator.calls("listVirtualMachines").size();
+        long generation = changeSpec();
+        Awaitility.await("a run waiting for CloudStack's VM list").atMost(RUN_TIMEOUT).pollInterval(Duration.ofMillis(100))
+                .until(() -> simulator.calls("listVirtualMachines").size() > vmListsBefore);
+        audit().edit(audit -> {
+            audit.getMetadata().setLabels(Map.of("example.com/edited-during-run", "true"));
+            return audit;
+        });
+        awaitRun(generation);
         VMMapAuditStatus destroyed = awaitAudit("the destroyed VM is found", status -> status.getFindings().size() == 1);
         VmMapFinding lostVm = destroyed.getFindings().get(0);
         assertThat(lostVm.getType()).isEqualTo(Type.MappedVmDestroyed);
@@ -216,14 +229,22 @@ class VMMapAuditIT {
     /**
      * One more audit run, now. The schema keeps spec.intervalSeconds at 30 or more, but the reconciler
      * also runs whenever the spec changes; flipping the interval between 30 and 31 seconds is such a
-     * change and alters nothing else. The run is over when its status reports the new generation.
+     * change and alters nothing else.
      */
     private VMMapAuditStatus runAudit() {
-        VMMapAudit changed = audit().edit(audit -> {
+        return awaitRun(changeSpec());
+    }
+
+    /** Changes the spec (see {@link #runAudit()}); returns the new generation. */
+    private long changeSpec() {
+        return audit().edit(audit -> {
             audit.getSpec().setIntervalSeconds(audit.getSpec().getIntervalSeconds() == 30 ? 31 : 30);
             return audit;
-        });
-        long generation = changed.getMetadata().getGeneration();
+        }).getMetadata().getGeneration();
+    }
+
+    /** The run for this generation is over when its status reports the generation. */
+    private VMMapAuditStatus awaitRun(long generation) {
         return Awaitility.await("the audit run for generation " + generation).atMost(RUN_TIMEOUT)
                 .pollInterval(Duration.ofMillis(200))
                 .until(this::status, status -> status.getObservedGeneration() != null && status.getObservedGeneration() >= generation);
