@@ -149,7 +149,7 @@ class VMMapAuditIT {
         assertThat(keys(status())).containsExactlyInAnyOrder(lostVm.getKey(), "unmapped:" + strayVmId);
         assertThat(warnings()).hasSize(2).anySatisfy(event -> assertThat(event.getMessage()).contains(strayVmId));
 
-        // Killed half-way and started again: the reported keys live in the status, so the new
+        // Killed (SIGKILL) and started again: the reported keys live in the status, so the new
         // process announces nothing it has announced before.
         operator.kill();
         operator = OperatorProcess.start(bed, "vmmapaudit-restarted", operatorProperties);
