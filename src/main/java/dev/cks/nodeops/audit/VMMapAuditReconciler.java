@@ -75,6 +75,11 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
     public UpdateControl<VMMapAudit> reconcile(VMMapAudit resource, Context<VMMapAudit> context) {
         AuditPass.Outcome outcome = new AuditPass(clock, source, nodes, settings, events, metrics).run(resource);
         resource.setStatus(outcome.status());
+        // The run's events are out already, so its status (with the keys it announced) must land even
+        // if the audit was edited meanwhile (a label, a spec change); a conflict would make the retry
+        // announce the same findings again. Without a resourceVersion JOSDK's server-side apply checks
+        // no version; only the leader writes this status.
+        resource.getMetadata().setResourceVersion(null);
         UpdateControl<VMMapAudit> control = UpdateControl.patchStatus(resource);
         outcome.rescheduleAfter().ifPresent(control::rescheduleAfter);
         return control;

@@ -97,6 +97,16 @@ class VMMapAuditReconcilerTest {
     }
 
     @Test
+    void theStatusIsWrittenWithoutAVersionCheckSoAnEditDuringTheRunCannotMakeItAnnounceTwice() {
+        audit.getMetadata().setResourceVersion("41");
+        destroyWorker();
+        UpdateControl<VMMapAudit> control = reconcile();
+        assertThat(events.events).hasSize(1);
+        assertThat(control.isPatchStatus()).isTrue();
+        assertThat(control.getResource().orElseThrow().getMetadata().getResourceVersion()).isNull();
+    }
+
+    @Test
     void theIntervalComesFromTheSpec() {
         audit.getSpec().setIntervalSeconds(60);
         assertThat(reconcile().getScheduleDelay()).contains(60_000L);

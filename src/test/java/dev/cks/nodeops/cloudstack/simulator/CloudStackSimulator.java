@@ -238,6 +238,20 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
     }
 
+    /**
+     * An admin's repair of a CloudManaged cluster that lost a VM behind CKS's back (CloudStack has
+     * no API for it, so it is done in the database): the map entry goes and the cluster stops
+     * counting the VM. The role is given because an expunged VM is no longer there to ask.
+     */
+    public synchronized void repairClusterMap(String clusterId, String vmId, NodeRole role) {
+        SimulatedCluster cluster = cluster(clusterId);
+        if (!cluster.removeFromMap(vmId)) {
+            throw new IllegalArgumentException("VM " + vmId + " is not in the map of cluster " + cluster.name());
+        }
+        cluster.uncount(role);
+        findVm(vmId).ifPresent(vm -> vm.setCluster(null, NodeRole.NONE));
+    }
+
     public synchronized SimulatedVm vm(String vmId) {
         SimulatedVm vm = vms.get(vmId);
         if (vm == null) {

@@ -90,6 +90,19 @@ class CloudStackSimulatorTest {
     }
 
     @Test
+    void aRepairedMapNeitherListsNorCountsAnExpungedWorker() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        String worker = cluster.vmIds().get(1);
+        simulator.destroyVm(worker, true);
+
+        simulator.repairClusterMap(cluster.id(), worker, NodeRole.WORKER);
+
+        assertThat(simulator.cluster(cluster.id()).vmIds()).doesNotContain(worker).hasSize(2);
+        assertThat(simulator.cluster(cluster.id()).size()).isEqualTo(1);
+        assertThat(simulator.cluster(cluster.id()).controlNodes()).isEqualTo(1);
+    }
+
+    @Test
     void startsFromTheDemoSeed() throws Exception {
         JsonNode seed;
         try (InputStream in = getClass().getResourceAsStream("/simulator/demo-seed.json")) {

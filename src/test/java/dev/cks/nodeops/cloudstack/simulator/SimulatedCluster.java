@@ -90,6 +90,14 @@ public final class SimulatedCluster {
         return vmMap.remove(vmId);
     }
 
+    synchronized void uncount(NodeRole role) {
+        switch (role) {
+            case CONTROL -> controlNodes--;
+            case ETCD -> etcdNodes--;
+            default -> size--;
+        }
+    }
+
     void setSize(long size) {
         this.size = size;
     }
