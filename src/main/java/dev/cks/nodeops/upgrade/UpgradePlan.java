@@ -15,10 +15,11 @@ import io.fabric8.kubernetes.api.model.Node;
 /**
  * Which nodes an upgrade touches, in which order, and what runs on each. Pure.
  *
- * The first control-plane node is the one created first (oldest creationTimestamp, then name): CKS
- * creates its first control node before all others, and that is where `kubeadm init` ran, so it is
- * where `kubeadm upgrade apply` belongs. It is chosen among all nodes of the cluster, not only the
- * selected ones, so that a nodeSelector can never make a second control-plane node run `apply`.
+ * The first control-plane node is the selected control-plane node created first (oldest
+ * creationTimestamp, then name): CKS creates its first control node before all others and runs
+ * `kubeadm init` there. It gets `kubeadm upgrade apply` (kubeadm accepts that on any control-plane
+ * node, once per version) unless the control plane was upgraded already: when any control-plane
+ * node of the cluster, selected or not, is Ready at the target, no node gets `apply` again.
  */
 public final class UpgradePlan {
     static final String CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
@@ -34,8 +35,9 @@ public final class UpgradePlan {
      *     control-plane nodes, then the workers
      */
     public static List<UpgradeNodeStatus> plan(List<Node> allNodes, Map<String, String> nodeSelector, String targetVersion) {
-        Optional<String> firstControlPlane = firstControlPlane(allNodes);
         List<Node> selected = allNodes.stream().filter(n -> selects(nodeSelector, n)).sorted(ORDER).toList();
+        boolean controlPlaneDone = allNodes.stream().anyMatch(n -> isControlPlane(n) && isReadyAt(n, targetVersion));
+        Optional<String> firstControlPlane = firstControlPlane(selected);
         List<Node> ordered = new ArrayList<>();
         selected.stream().filter(n -> firstControlPlane.map(name(n)::equals).orElse(false)).forEach(ordered::add);
         selected.stream().filter(n -> isControlPlane(n) && !ordered.contains(n)).forEach(ordered::add);
@@ -53,7 +55,7 @@ public final class UpgradePlan {
                 entry.setPhase(UpgradeNodeStatus.Phase.Skipped);
                 entry.setVersion(NodeReadiness.kubeletVersion(node));
             } else {
-                entry.setAction(firstControlPlane.map(name(node)::equals).orElse(false)
+                entry.setAction(!controlPlaneDone && firstControlPlane.map(name(node)::equals).orElse(false)
                         ? UpgradeNodeStatus.Action.Apply : UpgradeNodeStatus.Action.Node);
                 entry.setPhase(UpgradeNodeStatus.Phase.Pending);
             }
@@ -72,8 +74,8 @@ public final class UpgradePlan {
         return labels != null && (labels.containsKey(CONTROL_PLANE_LABEL) || labels.containsKey(LEGACY_MASTER_LABEL));
     }
 
-    static Optional<String> firstControlPlane(List<Node> allNodes) {
-        return allNodes.stream().filter(UpgradePlan::isControlPlane).sorted(ORDER).map(UpgradePlan::name).findFirst();
+    static Optional<String> firstControlPlane(List<Node> nodes) {
+        return nodes.stream().filter(UpgradePlan::isControlPlane).sorted(ORDER).map(UpgradePlan::name).findFirst();
     }
 
     static boolean selects(Map<String, String> selector, Node node) {

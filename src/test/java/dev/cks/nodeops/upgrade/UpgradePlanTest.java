@@ -76,16 +76,27 @@ class UpgradePlanTest {
     }
 
     @Test
-    void nodeSelectorNarrowsTheSetButNeverMovesApplyToAnotherControlPlane() {
-        Node first = node("c-control-a", true, T0, "v1.32.7", true);
-        Node second = node("c-control-b", true, T1, "v1.32.7", true);
-        second.getMetadata().getLabels().put("pool", "x");
+    void nodeSelectorNarrowsTheSetAndTheFirstSelectedControlPlaneApplies() {
+        Node other = node("c-control-a", true, T0, "v1.32.7", true);
+        Node selectedControl = node("c-control-b", true, T1, "v1.32.7", true);
+        selectedControl.getMetadata().getLabels().put("pool", "x");
         Node worker = node("c-node-a", false, T0, "v1.32.7", true);
         worker.getMetadata().getLabels().put("pool", "x");
 
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(first, second, worker), Map.of("pool", "x"), "v1.33.4");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(other, selectedControl, worker), Map.of("pool", "x"), "v1.33.4");
 
         assertThat(plan).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction)
-                .containsExactly(tuple("c-control-b", Action.Node), tuple("c-node-a", Action.Node));
+                .containsExactly(tuple("c-control-b", Action.Apply), tuple("c-node-a", Action.Node));
+    }
+
+    @Test
+    void aControlPlaneNodeOutsideTheSelectionAlreadyAtTheTargetMeansApplyRanAlready() {
+        Node done = node("c-control-a", true, T0, "v1.33.4", true);
+        Node selectedControl = node("c-control-b", true, T1, "v1.32.7", true);
+        selectedControl.getMetadata().getLabels().put("pool", "x");
+
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(done, selectedControl), Map.of("pool", "x"), "v1.33.4");
+
+        assertThat(plan).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction).containsExactly(tuple("c-control-b", Action.Node));
     }
 }
