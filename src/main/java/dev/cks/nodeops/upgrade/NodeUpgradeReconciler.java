@@ -38,7 +38,9 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -96,8 +98,12 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.settings = settings;
         this.locks = new NodeLock(client);
         this.cordons = new Cordon(client);
-        this.drainer = new NodeDrainer(client);
-        this.preflight = new DrainPreflight(client);
+        // The drain must see a PDB's 429 itself (EvictionApi insists), while every other call keeps the
+        // client's retries: the drain gets its own client on the same configuration, minus the retries.
+        KubernetesClient evictions = new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build()).build();
+        this.drainer = new NodeDrainer(evictions);
+        this.preflight = new DrainPreflight(evictions);
         this.isoExecutor = new CloudStackIsoExecutor(cloudStack, client);
     }
 

@@ -148,8 +148,12 @@ class NodeUpgradeIT {
     void aDrainBlockedByAPdbFailsThatNodeAndARetryResumesThereWithoutRunningApplyAgain() {
         KubernetesClient client = bed.client;
         String control = bed.controlPlane(FROM);
-        String w1 = bed.worker(FROM);
-        String w2 = bed.worker(FROM);
+        // Workers created in the same second are planned by name: w2 is whichever comes second.
+        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
+                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuit-pdb");
         client.nodes().withName(w2).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"nu-it-pool\":\"" + namespace + "\"}}}");
         client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
