@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import org.awaitility.Awaitility;
@@ -124,12 +123,17 @@ final class UpgradeBed {
 
     /** Deletes this test's NodeUpgrades (the operator's cleanup runs on their finalizer) and nodes. */
     void cleanUp() {
-        for (String name : upgrades) {
-            client.resources(NodeUpgrade.class).withName(name).withTimeout(60, TimeUnit.SECONDS).delete();
+        try {
+            for (String name : upgrades) {
+                client.resources(NodeUpgrade.class).withName(name).delete();
+            }
+            for (String name : upgrades) {
+                Awaitility.await("NodeUpgrade " + name + " deleted (the operator removes its finalizer)").atMost(Duration.ofSeconds(60))
+                        .until(() -> get(name) == null);
+            }
+        } finally {
+            // Nodes go in any case: a node left at the target would count as "control plane upgraded" for later tests.
+            nodes.forEach(n -> client.nodes().withName(n).delete());
         }
-        for (String name : upgrades) {
-            Awaitility.await("NodeUpgrade " + name + " deleted").atMost(Duration.ofSeconds(60)).until(() -> get(name) == null);
-        }
-        nodes.forEach(n -> client.nodes().withName(n).delete());
     }
 }
