@@ -42,6 +42,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -62,7 +63,8 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
  * target → uncordon (only if we cordoned) → unlock. A killed operator resumes from status; the Job's
  * deterministic name keeps it from creating a second one.
  */
-@ControllerConfiguration(name = "nodeupgrade")
+@ControllerConfiguration(name = "nodeupgrade", generationAwareEventProcessing = false,
+        informer = @Informer(onUpdateFilter = RetryOrSpecChanged.class))
 // The API server may be gone for minutes while a control-plane node is upgraded: never give up retrying.
 @GradualRetry(maxAttempts = -1, initialInterval = 2000, maxInterval = 30000)
 public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<NodeUpgrade> {
