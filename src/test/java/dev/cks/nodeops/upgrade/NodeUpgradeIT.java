@@ -220,6 +220,43 @@ class NodeUpgradeIT {
     }
 
     @Test
+    void aNodeThatWentNotReadyAfterItsUpgradeIsUpgradedAgainOnRetry() {
+        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
+                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-notready", script(), spec -> spec.getExecutor().setJobTimeoutSeconds(3));
+            NodeUpgrade failed = bed.await("nu-notready", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+            assertThat(nodeStatus(failed, w1).getPhase()).isEqualTo(Phase.Succeeded);
+            assertThat(nodeStatus(failed, w2).getPhase()).isEqualTo(Phase.Failed);
+        }
+        // KWOK re-initializes a node whose Ready conditions are all not True within a second, but leaves it
+        // alone while any Ready condition is True; the first Ready condition is the one readers go by (the
+        // operator's NodeReadiness, kubectl): so a Ready=False ahead of KWOK's Ready=True is a NotReady that stays.
+        bed.client.nodes().withName(w1).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\",\"message\":\"node went down after its upgrade\","
+                        + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"},"
+                        + "{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":\"kwok\","
+                        + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
+        Awaitility.await("node " + w1 + " stays NotReady").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+                .until(() -> dev.cks.nodeops.nodes.NodeReadiness.state(bed.node(w1)) == dev.cks.nodeops.nodes.NodeReadiness.State.NOT_READY);
+
+        bed.client.resources(NodeUpgrade.class).withName("nu-notready").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"" + NodeAnnotations.RETRY + "\":\"1\"}}}");
+        NodeUpgrade done = bed.await("nu-notready", UPGRADE_TIME, u -> "1".equals(u.getStatus().getRetryToken())
+                && u.getStatus().getPhase() == NodeUpgradeStatus.Phase.Succeeded);
+
+        assertThat(nodeStatus(done, w1).getAction()).as("at the target but NotReady: not skipped").isEqualTo(Action.Node);
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
+        assertThat(kubelets.jobsOn(List.of(w1))).as("a second upgrade Job for %s", w1).hasSize(2)
+                .extracting(SeenJob::name).doesNotHaveDuplicates();
+        assertThat(UpgradePlan.isReadyAt(bed.node(w1), TARGET)).isTrue();
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    @Test
     void anUpgradeReachingANodeLockedByAScaleDownWaitsUntilTheLockIsReleased() {
         String w1 = bed.worker(FROM);
         bed.client.nodes().withName(w1).patch(PatchContext.of(PatchType.JSON_MERGE),
