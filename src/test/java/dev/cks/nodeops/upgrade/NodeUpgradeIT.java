@@ -29,10 +29,6 @@ import dev.cks.nodeops.upgrade.KubeletUpgradeSimulation.SeenJob;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.IntOrString;
-import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -90,7 +86,7 @@ class NodeUpgradeIT {
     }
 
     @Test
-    void upgradesTheControlPlaneWithApplyThenEachWorkerWithNodeOneAtATime() {
+    void upgradesTheControlPlaneWithApplyThenEachWorkerWithNodeOneAtATime() throws java.io.IOException {
         String control = bed.controlPlane(FROM);
         String w1 = bed.worker(FROM);
         String w2 = bed.worker(FROM);
@@ -118,6 +114,13 @@ class NodeUpgradeIT {
         assertThat(Conditions.isTrue(done.getStatus().getConditions(), Conditions.SUCCEEDED)).isTrue();
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
         bed.nodes.forEach(n -> assertThat(UpgradePlan.isReadyAt(bed.node(n), TARGET)).isTrue());
+        List<String> metrics = operator.httpGet("/q/metrics").lines().toList();
+        assertThat(metrics).anyMatch(l -> l.startsWith("cks_operations_total{") && l.contains("kind=\"NodeUpgrade\"") && l.contains("outcome=\"Succeeded\""));
+        for (String step : List.of("drain", "upgrade", "ready")) {
+            assertThat(metrics).as("step %s timed", step).anyMatch(l -> l.startsWith("cks_node_step_seconds_count{") && l.contains("step=\"" + step + "\""));
+        }
+        assertThat(metrics).anyMatch(l -> l.startsWith("cks_operation_phase{") && l.contains("name=\"nu-order\"") && l.contains("phase=\"Succeeded\"")
+                && l.endsWith(" 1.0"));
     }
 
     @Test
@@ -155,23 +158,7 @@ class NodeUpgradeIT {
         String w1 = workers.get(0);
         String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuit-pdb");
-        client.nodes().withName(w2).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"nu-it-pool\":\"" + namespace + "\"}}}");
-        client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
-                .withNewMetadata().withName("web").endMetadata()
-                .withNewSpec().withReplicas(2).withNewSelector().addToMatchLabels("app", "web").endSelector()
-                .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata()
-                .withNewSpec().withNodeSelector(Map.of("nu-it-pool", namespace)).withTerminationGracePeriodSeconds(1L)
-                .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer().endSpec()
-                .endTemplate().endSpec().build()).create();
-        client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(new PodDisruptionBudgetBuilder()
-                .withNewMetadata().withName("web-pdb").endMetadata()
-                .withNewSpec().withMinAvailable(new IntOrString(2)).withNewSelector().addToMatchLabels("app", "web").endSelector().endSpec()
-                .build()).create();
-        Awaitility.await("PDB web-pdb counts 2 healthy pods").atMost(Duration.ofSeconds(90)).until(() -> {
-            PodDisruptionBudget pdb = client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName("web-pdb").get();
-            return pdb.getStatus() != null && pdb.getStatus().getCurrentHealthy() != null && pdb.getStatus().getCurrentHealthy() == 2
-                    && pdb.getStatus().getExpectedPods() == 2;
-        });
+        bed.podsBlockedByABudget(w2, namespace);
         try {
             bed.create("nu-pdb", script(), spec -> spec.getDrain().setTimeoutSeconds(3));
             NodeUpgrade failed = bed.await("nu-pdb", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
@@ -182,6 +169,12 @@ class NodeUpgradeIT {
             assertThat(Conditions.find(failed.getStatus().getConditions(), Conditions.FAILED)).get()
                     .satisfies(c -> assertThat(c.getMessage()).contains("failed at node " + w2).contains(NodeAnnotations.RETRY));
             bed.assertReleased(w2, false);
+            assertThat(bed.events("nu-pdb")).as("a Warning event names the node")
+                    .anySatisfy(e -> {
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getReason()).isEqualTo("Failed");
+                        assertThat(e.getMessage()).contains(w2);
+                    });
             assertThat(kubelets.jobsOn(bed.nodes)).extracting(SeenJob::node, SeenJob::action)
                     .containsExactly(tuple(control, "Apply"), tuple(w1, "Node"));
 
@@ -279,6 +272,50 @@ class NodeUpgradeIT {
 
         assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
         bed.assertReleased(w1, false);
+    }
+
+    @Test
+    void deletingAnUpgradeWhileItDrainsUncordonsAndUnlocksTheNode() {
+        String w1 = bed.worker(FROM);
+        String namespace = testBed.newNamespace("nuit-del");
+        bed.podsBlockedByABudget(w1, namespace);
+        try {
+            bed.create("nu-delete-draining", script(), spec -> spec.getDrain().setTimeoutSeconds(300));
+            NodeUpgrade draining = bed.await("nu-delete-draining", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Draining
+                    && Conditions.find(u.getStatus().getConditions(), Conditions.PROGRESSING).map(c -> c.getMessage()).orElse("")
+                            .startsWith("draining " + w1 + " (attempt 1/1)"));
+            assertThat(bed.node(w1).getMetadata().getAnnotations()).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/nu-delete-draining")
+                    .containsEntry(NodeAnnotations.CORDONED_BY, "NodeUpgrade/nu-delete-draining");
+            assertThat(nodeStatus(draining, w1).getDrain().getBlockedBy()).contains("web-pdb");
+
+            bed.client.resources(NodeUpgrade.class).withName("nu-delete-draining").delete();
+            Awaitility.await("NodeUpgrade deleted").atMost(Duration.ofSeconds(60)).until(() -> bed.get("nu-delete-draining") == null);
+
+            bed.assertReleased(w1, false);
+        } finally {
+            bed.client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    @Test
+    void deletingAnUpgradeWhileItsJobRunsReleasesTheNodeButLeavesItCordoned() {
+        String w1 = bed.worker(FROM);
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-delete-upgrading", script(), spec -> { });
+            bed.await("nu-delete-upgrading", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Upgrading);
+
+            bed.client.resources(NodeUpgrade.class).withName("nu-delete-upgrading").delete();
+            Awaitility.await("NodeUpgrade deleted").atMost(Duration.ofSeconds(60)).until(() -> bed.get("nu-delete-upgrading") == null);
+
+            assertThat(bed.node(w1).getMetadata().getAnnotations()).doesNotContainKey(NodeAnnotations.LOCK);
+            assertThat(bed.node(w1).getSpec().getUnschedulable()).as("kubeadm may be restarting its kubelet: stays cordoned").isTrue();
+            assertThat(bed.events("nu-delete-upgrading")).anySatisfy(e -> {
+                assertThat(e.getReason()).isEqualTo("LeftCordoned");
+                assertThat(e.getMessage()).contains("kubectl uncordon " + w1);
+            });
+        }
     }
 
     @Test

@@ -109,6 +109,35 @@ final class UpgradeBed {
         client.nodes().withName(name).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"unschedulable\":true}}");
     }
 
+    /** Events the operator recorded on a NodeUpgrade (they live in the default namespace). */
+    List<io.fabric8.kubernetes.api.model.Event> events(String nodeUpgrade) {
+        return client.v1().events().inNamespace("default").withField("involvedObject.name", nodeUpgrade).list().getItems();
+    }
+
+    /**
+     * Two pods on the node, covered by a PDB that allows no disruption: a drain of that node is blocked
+     * until the PDB goes. Pods select the node by a label only it has, so they land nowhere else.
+     */
+    void podsBlockedByABudget(String node, String namespace) {
+        client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"nu-it-pool\":\"" + namespace + "\"}}}");
+        client.apps().deployments().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.apps.DeploymentBuilder()
+                .withNewMetadata().withName("web").endMetadata()
+                .withNewSpec().withReplicas(2).withNewSelector().addToMatchLabels("app", "web").endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata()
+                .withNewSpec().withNodeSelector(Map.of("nu-it-pool", namespace)).withTerminationGracePeriodSeconds(1L)
+                .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer().endSpec()
+                .endTemplate().endSpec().build()).create();
+        client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder()
+                .withNewMetadata().withName("web-pdb").endMetadata()
+                .withNewSpec().withMinAvailable(new io.fabric8.kubernetes.api.model.IntOrString(2)).withNewSelector().addToMatchLabels("app", "web").endSelector().endSpec()
+                .build()).create();
+        Awaitility.await("PDB " + namespace + "/web-pdb counts 2 healthy pods").atMost(Duration.ofSeconds(90)).until(() -> {
+            var pdb = client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName("web-pdb").get();
+            return pdb.getStatus() != null && pdb.getStatus().getCurrentHealthy() != null && pdb.getStatus().getCurrentHealthy() == 2
+                    && pdb.getStatus().getExpectedPods() == 2;
+        });
+    }
+
     static UpgradeExecutor script(String configMap, String key) {
         UpgradeExecutor executor = new UpgradeExecutor();
         executor.setType(UpgradeExecutor.Type.Script);
