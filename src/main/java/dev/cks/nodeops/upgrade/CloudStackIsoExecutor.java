@@ -78,12 +78,19 @@ final class CloudStackIsoExecutor {
         return resolution.cluster().orElseThrow(() -> new Refused("The CKS cluster could not be found: " + resolution.refusal() + "."));
     }
 
+    /** Which VM and ISO a node's upgrade uses, without attaching anything: checked before the node is cordoned. */
+    Attachment choose(KubernetesCluster cluster, String nodeName, String versionId, String targetVersion) {
+        VirtualMachine vm = vmOf(cluster, nodeName).orElseThrow(() -> new Refused("Node " + nodeName + " is not in the VM map of CKS cluster "
+                + cluster.name() + " (" + cluster.id() + "); the CloudStackIso executor needs its VM. Use the Script executor for this node."));
+        return new Attachment(cluster.id(), vm.id(), pickIso(access.client().listKubernetesSupportedVersions(), versionId, targetVersion));
+    }
+
     /** Attaches the ISO; idempotent, so a restart between attaching and recording it does no harm. */
     Attachment attach(KubernetesCluster cluster, String nodeName, String versionId, String targetVersion) {
         CloudStackClient client = access.client();
-        VirtualMachine vm = vmOf(cluster, nodeName).orElseThrow(() -> new Refused("Node " + nodeName + " is not in the VM map of CKS cluster "
-                + cluster.name() + " (" + cluster.id() + "); the CloudStackIso executor needs its VM. Use the Script executor for this node."));
-        String isoId = pickIso(client.listKubernetesSupportedVersions(), versionId, targetVersion);
+        Attachment chosen = choose(cluster, nodeName, versionId, targetVersion);
+        VirtualMachine vm = vmOf(cluster, nodeName).orElseThrow();
+        String isoId = chosen.isoId();
         if (!isoId.equals(vm.isoId())) {
             if (vm.isoId() != null) {
                 // A VM has one CD-ROM: an ISO left from an earlier upgrade must go first.

@@ -264,6 +264,14 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                 return waitFor(upgrade, "CloudStackBusy", "CloudStack is changing CKS cluster " + cluster.name() + " (state " + cluster.state()
                         + "); node " + node.getName() + " is upgraded once that is over.", now, RECHECK);
             }
+            try {
+                // No VM or no usable ISO: refuse before the node is cordoned and drained for nothing.
+                UpgradeExecutor.CloudStackIso iso = upgrade.getSpec().getExecutor().getCloudStackIso();
+                node.setVmId(isoExecutor.choose(cluster, node.getName(), iso == null ? null : iso.getKubernetesVersionId(),
+                        upgrade.getSpec().getTargetVersion()).vmId());
+            } catch (CloudStackIsoExecutor.Refused refused) {
+                return failNode(upgrade, node, refused.getMessage(), now);
+            }
         }
         NodeLock.Outcome lock = locks.acquire(node.getName(), owner(upgrade));
         if (lock instanceof NodeLock.HeldBy held) {

@@ -138,6 +138,8 @@ class NodeUpgradeCloudStackIsoIT {
 
         assertThat(nodeStatus(failed, worker).getError()).contains("CloudStack has no Kubernetes supported version v1.35.8");
         assertThat(kubelets.jobsOn(List.of(worker))).as("no Job without an ISO").isEmpty();
+        assertThat(nodeStatus(failed, worker).getCordonedByUs()).as("refused before the node was cordoned").isNull();
+        assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("virtualmachineid")).doesNotContain(cloudStack.vmId(worker));
         bed.assertReleased(worker, false);
     }
 
