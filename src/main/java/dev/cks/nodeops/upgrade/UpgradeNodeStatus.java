@@ -20,6 +20,12 @@ public class UpgradeNodeStatus extends NodeProgress {
     private String version;
     /** Name of the upgrade Job, so a restarted operator finds it instead of creating another. */
     private String jobName;
+    /** The ISO attached to the node's VM (CloudStackIso), until it is detached again. */
+    private String isoId;
+    /** When the current step began: step durations for metrics, and the executor's start. */
+    private String stepStartedAt;
+    /** Until when the node may take to be Ready at the target version after the executor finished. */
+    private String readyBy;
 
     public Action getAction() { return action; }
     public void setAction(Action action) { this.action = action; }
@@ -31,4 +37,10 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setVersion(String version) { this.version = version; }
     public String getJobName() { return jobName; }
     public void setJobName(String jobName) { this.jobName = jobName; }
+    public String getIsoId() { return isoId; }
+    public void setIsoId(String isoId) { this.isoId = isoId; }
+    public String getStepStartedAt() { return stepStartedAt; }
+    public void setStepStartedAt(String stepStartedAt) { this.stepStartedAt = stepStartedAt; }
+    public String getReadyBy() { return readyBy; }
+    public void setReadyBy(String readyBy) { this.readyBy = readyBy; }
 }

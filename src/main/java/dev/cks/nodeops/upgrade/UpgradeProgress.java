@@ -1,0 +1,74 @@
+package dev.cks.nodeops.upgrade;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
+import io.fabric8.kubernetes.api.model.Node;
+
+/** The decisions of the upgrade's state machine that need no API: which node is next, how far along, what a wait means. Pure. */
+public final class UpgradeProgress {
+    private UpgradeProgress() {
+    }
+
+    /** The node the upgrade works on now: the first that is neither done nor skipped. */
+    public static Optional<UpgradeNodeStatus> current(List<UpgradeNodeStatus> nodes) {
+        return nodes.stream().filter(n -> !isFinished(n)).findFirst();
+    }
+
+    public static boolean isFinished(UpgradeNodeStatus node) {
+        return node.getPhase() == Phase.Succeeded || node.getPhase() == Phase.Skipped;
+    }
+
+    /** "done/selected", e.g. "3/5"; skipped nodes count as done. */
+    public static String progress(List<UpgradeNodeStatus> nodes) {
+        return nodes.stream().filter(UpgradeProgress::isFinished).count() + "/" + nodes.size();
+    }
+
+    /** True when the user's retry annotation carries a value this upgrade has not acted on yet. */
+    public static boolean retryRequested(String annotation, String acted) {
+        return annotation != null && !annotation.isBlank() && !annotation.equals(acted);
+    }
+
+    /** What the wait for "Ready at the target version" comes to. */
+    public sealed interface ReadyWait {
+    }
+
+    public record ReadyAtTarget(String version) implements ReadyWait {
+    }
+
+    public record KeepWaiting(Instant until) implements ReadyWait {
+    }
+
+    public record ReadyTimedOut(String message) implements ReadyWait {
+    }
+
+    /** @param node what the informer knows of the node now; null when it is gone */
+    public static ReadyWait readyWait(Node node, String nodeName, String targetVersion, Instant readyBy, Instant now) {
+        if (node != null && UpgradePlan.isReadyAt(node, targetVersion)) {
+            return new ReadyAtTarget(NodeReadiness.kubeletVersion(node));
+        }
+        if (readyBy != null && !now.isBefore(readyBy)) {
+            String reported = node == null ? "the node no longer exists"
+                    : "it reports " + NodeReadiness.kubeletVersion(node) + " and is " + NodeReadiness.state(node);
+            return new ReadyTimedOut("Node " + nodeName + " was not Ready at " + targetVersion + " within readyTimeoutSeconds after its upgrade Job finished ("
+                    + reported + "). Check the node's kubelet, then retry the NodeUpgrade.");
+        }
+        return new KeepWaiting(readyBy);
+    }
+
+    /** The time left before an instant, never negative. */
+    public static Duration until(Instant when, Instant now) {
+        Duration left = Duration.between(now, when);
+        return left.isNegative() ? Duration.ZERO : left;
+    }
+
+    public static boolean passed(String deadline, Instant now) {
+        Instant at = Timestamps.parse(deadline);
+        return at != null && !now.isBefore(at);
+    }
+}

@@ -1,0 +1,74 @@
+package dev.cks.nodeops.upgrade;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+
+/**
+ * Plays the node's side of an upgrade on the KWOK bed, where no script really runs: when an upgrade
+ * Job succeeds (KWOK completes pods owned by Jobs), the node "restarts its kubelet" at the Job's target
+ * version: its status reports that version with Ready=False, and KWOK sets Ready back to True a moment
+ * later. The operator (not this class) must see that and wait for Ready. Also records every upgrade
+ * Job it sees, in the order they appear.
+ */
+final class KubeletUpgradeSimulation implements AutoCloseable {
+    record SeenJob(String name, String node, String action, String nodeUpgrade) {
+    }
+
+    private final KubernetesClient client;
+    private final List<SeenJob> seen = new CopyOnWriteArrayList<>();
+    private final Set<String> upgraded = ConcurrentHashMap.newKeySet();
+    private final SharedIndexInformer<Job> informer;
+
+    KubeletUpgradeSimulation(KubernetesClient client, String namespace) {
+        this.client = client;
+        this.informer = client.batch().v1().jobs().inNamespace(namespace).withLabel(UpgradeJob.LABEL_NODEUPGRADE).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Job job) {
+                Map<String, String> labels = job.getMetadata().getLabels();
+                seen.add(new SeenJob(job.getMetadata().getName(), labels.get(UpgradeJob.LABEL_NODE),
+                        job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_ACTION), labels.get(UpgradeJob.LABEL_NODEUPGRADE)));
+                upgradeWhenDone(job);
+            }
+
+            @Override
+            public void onUpdate(Job before, Job job) {
+                upgradeWhenDone(job);
+            }
+
+            @Override
+            public void onDelete(Job job, boolean finalStateUnknown) {
+            }
+        });
+    }
+
+    private void upgradeWhenDone(Job job) {
+        if (UpgradeJob.outcome(job) instanceof UpgradeJob.Succeeded && upgraded.add(job.getMetadata().getName())) {
+            String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
+            String version = job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET);
+            client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+                    "{\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"" + version + "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+                            + "\"reason\":\"KubeletNotReady\",\"message\":\"kubelet restarting after an upgrade\","
+                            + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
+        }
+    }
+
+    /** Upgrade Jobs seen for these nodes, in the order they were created. */
+    List<SeenJob> jobsOn(List<String> nodes) {
+        return seen.stream().filter(j -> nodes.contains(j.node())).toList();
+    }
+
+    @Override
+    public void close() {
+        informer.close();
+    }
+}

@@ -1,0 +1,149 @@
+package dev.cks.nodeops.upgrade;
+
+import static dev.cks.nodeops.upgrade.UpgradeBed.FROM;
+import static dev.cks.nodeops.upgrade.UpgradeBed.TARGET;
+import static dev.cks.nodeops.upgrade.UpgradeBed.nodeStatus;
+import static dev.cks.nodeops.upgrade.UpgradeBed.phase;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
+import dev.cks.nodeops.testbed.CloudStackFixture;
+import dev.cks.nodeops.testbed.OperatorProcess;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+
+/** The CKS way: the version's binaries ISO attached to each VM around a Job running CKS's node script, against the CloudStack simulator. */
+@ExtendWith(TestBedExtension.class)
+class NodeUpgradeCloudStackIsoIT {
+    private static TestBed testBed;
+    private static CloudStackFixture cloudStack;
+    private static SimulatedVersion version;
+    private static KubeletUpgradeSimulation kubelets;
+    private static OperatorProcess operator;
+    private UpgradeBed bed;
+
+    @BeforeAll
+    static void start(TestBed shared) {
+        testBed = shared;
+        // The CKS cluster's VM map gets each test's nodes as they are created.
+        cloudStack = CloudStackFixture.forNodes(shared, "nuiso", "CloudManaged", List.of());
+        version = cloudStack.simulator().addSupportedVersion("1.35.9");
+        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
+        operator = OperatorProcess.start(shared, "nodeupgrade-iso-it", cloudStack.operatorProperties());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (operator != null) {
+            operator.close();
+        }
+        if (kubelets != null) {
+            kubelets.close();
+        }
+        if (cloudStack != null) {
+            cloudStack.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp(TestInfo test) {
+        bed = new UpgradeBed(testBed, "nuiso", "iso-" + test.getTestMethod().orElseThrow().getName().toLowerCase().substring(0, 16));
+    }
+
+    @AfterEach
+    void tearDown() {
+        bed.cleanUp();
+    }
+
+    private String node(boolean controlPlane) {
+        String name = controlPlane ? bed.controlPlane(FROM) : bed.worker(FROM);
+        cloudStack.addNodeVm(bed.node(name));
+        return name;
+    }
+
+    private static UpgradeExecutor iso() {
+        UpgradeExecutor executor = new UpgradeExecutor();
+        executor.setType(UpgradeExecutor.Type.CloudStackIso);
+        return executor;
+    }
+
+    @Test
+    void attachesTheTargetVersionsIsoToEachVmRunsTheNodeScriptAndDetachesIt() {
+        String control = node(true);
+        String worker = node(false);
+        cloudStack.simulator().clearCalls();
+
+        bed.create("nu-iso", iso(), spec -> { });
+        NodeUpgrade done = bed.await("nu-iso", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        String controlVm = cloudStack.vmId(control);
+        String workerVm = cloudStack.vmId(worker);
+        assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("id"), c -> c.param("virtualmachineid"))
+                .containsExactly(tuple(version.isoId(), controlVm), tuple(version.isoId(), workerVm));
+        assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(controlVm, workerVm);
+        assertThat(cloudStack.simulator().vm(controlVm).isoId()).isNull();
+        assertThat(cloudStack.simulator().vm(workerVm).isoId()).isNull();
+        assertThat(done.getStatus().getClusterId()).isEqualTo(cloudStack.cluster().id());
+        assertThat(nodeStatus(done, control).getVmId()).isEqualTo(controlVm);
+        assertThat(nodeStatus(done, worker).getVersion()).isEqualTo(TARGET);
+
+        ConfigMap script = testBed.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(CloudStackIsoExecutor.SCRIPT_CONFIGMAP).get();
+        assertThat(script.getData().get(CloudStackIsoExecutor.SCRIPT_KEY)).contains("kubeadm upgrade apply");
+        Job controlJob = job(nodeStatus(done, control).getJobName());
+        Job workerJob = job(nodeStatus(done, worker).getJobName());
+        assertThat(controlJob.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.9", "true", "false", "false");
+        assertThat(workerJob.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.9", "false", "false", "false");
+        assertThat(controlJob.getSpec().getTemplate().getSpec().getVolumes()).filteredOn(v -> v.getConfigMap() != null)
+                .extracting(v -> v.getConfigMap().getName()).containsExactly(CloudStackIsoExecutor.SCRIPT_CONFIGMAP);
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    @Test
+    void detachesTheIsoAlsoWhenTheJobFails() {
+        String worker = node(false);
+        String vm = cloudStack.vmId(worker);
+        cloudStack.simulator().clearCalls();
+        try (PodsHeldOffNode held = new PodsHeldOffNode(testBed.client(), worker, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-iso-fail", iso(), spec -> spec.getExecutor().setJobTimeoutSeconds(3));
+            NodeUpgrade failed = bed.await("nu-iso-fail", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Failed));
+
+            assertThat(nodeStatus(failed, worker).getError()).contains("DeadlineExceeded");
+            assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
+            assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
+            assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
+            bed.assertReleased(worker, false);
+        }
+    }
+
+    @Test
+    void refusesWithASentenceWhenCloudStackHasNoSupportedVersionForTheTarget() {
+        String worker = node(false);
+
+        bed.create("nu-iso-noversion", iso(), spec -> spec.setTargetVersion("v1.35.8"));
+        NodeUpgrade failed = bed.await("nu-iso-noversion", Duration.ofSeconds(60), phase(NodeUpgradeStatus.Phase.Failed));
+
+        assertThat(nodeStatus(failed, worker).getError()).contains("CloudStack has no Kubernetes supported version v1.35.8");
+        assertThat(kubelets.jobsOn(List.of(worker))).as("no Job without an ISO").isEmpty();
+        assertThat(nodeStatus(failed, worker).getCordonedByUs()).as("refused before the node was cordoned").isNull();
+        assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("virtualmachineid")).doesNotContain(cloudStack.vmId(worker));
+        bed.assertReleased(worker, false);
+    }
+
+    private static Job job(String name) {
+        return testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(name).get();
+    }
+}

@@ -1,0 +1,342 @@
+package dev.cks.nodeops.upgrade;
+
+import static dev.cks.nodeops.upgrade.UpgradeBed.FROM;
+import static dev.cks.nodeops.upgrade.UpgradeBed.TARGET;
+import static dev.cks.nodeops.upgrade.UpgradeBed.nodeStatus;
+import static dev.cks.nodeops.upgrade.UpgradeBed.phase;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.testbed.OperatorProcess;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import dev.cks.nodeops.upgrade.KubeletUpgradeSimulation.SeenJob;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+
+/**
+ * NodeUpgrade with the Script executor, end to end on the real control plane with KWOK nodes: the
+ * packaged operator runs as its own process; {@link KubeletUpgradeSimulation} plays the kubelet that
+ * comes back at the new version when the upgrade Job succeeds. Invalid targetVersions are refused by
+ * the CRD schema: see CrdValidationIT (`targetVersion: '1.33'`).
+ */
+@ExtendWith(TestBedExtension.class)
+class NodeUpgradeIT {
+    private static final String PREFIX = "nuit";
+    private static final String SCRIPT_CONFIGMAP = "nu-it-kubeadm-upgrade";
+    private static final Duration UPGRADE_TIME = Duration.ofSeconds(120);
+    private static OperatorProcess operator;
+    private static KubeletUpgradeSimulation kubelets;
+    private static TestBed testBed;
+    private UpgradeBed bed;
+
+    @BeforeAll
+    static void startOperator(TestBed shared) {
+        testBed = shared;
+        shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
+                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata()
+                .addToData("upgrade.sh", "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
+                        + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
+                        + "systemctl restart kubelet\n").build()).serverSideApply();
+        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
+        operator = OperatorProcess.start(shared, "nodeupgrade-it", Map.of());
+    }
+
+    @AfterAll
+    static void stopOperator() {
+        if (operator != null) {
+            operator.close();
+        }
+        if (kubelets != null) {
+            kubelets.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp(TestInfo test) {
+        bed = new UpgradeBed(testBed, PREFIX, test.getTestMethod().orElseThrow().getName().toLowerCase().substring(0, 20));
+    }
+
+    @AfterEach
+    void tearDown() {
+        bed.cleanUp();
+    }
+
+    private static UpgradeExecutor script() {
+        return UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh");
+    }
+
+    @Test
+    void upgradesTheControlPlaneWithApplyThenEachWorkerWithNodeOneAtATime() throws java.io.IOException {
+        String control = bed.controlPlane(FROM);
+        String w1 = bed.worker(FROM);
+        String w2 = bed.worker(FROM);
+        String w3 = bed.worker(FROM);
+
+        bed.create("nu-order", script(), spec -> { });
+        NodeUpgrade done = bed.await("nu-order", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        List<String> planned = done.getStatus().getNodes().stream().map(UpgradeNodeStatus::getName).toList();
+        assertThat(planned.get(0)).isEqualTo(control);
+        assertThat(planned).containsExactlyInAnyOrder(control, w1, w2, w3);
+        assertThat(kubelets.jobsOn(bed.nodes)).as("one Job per node, in the planned order")
+                .extracting(SeenJob::node, SeenJob::action)
+                .containsExactly(tuple(planned.get(0), "Apply"), tuple(planned.get(1), "Node"), tuple(planned.get(2), "Node"), tuple(planned.get(3), "Node"));
+        assertThat(done.getStatus().getNodes()).allSatisfy(n -> {
+            assertThat(n.getPhase()).isEqualTo(Phase.Succeeded);
+            assertThat(n.getFromVersion()).isEqualTo(FROM);
+            assertThat(n.getVersion()).isEqualTo(TARGET);
+            assertThat(n.getReadyBy()).as("%s waited for Ready", n.getName()).isNotNull();
+            assertThat(n.getCordonedByUs()).isTrue();
+            assertThat(n.getStartedAt()).isNotNull();
+            assertThat(n.getCompletedAt()).isNotNull();
+        });
+        assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
+        assertThat(Conditions.isTrue(done.getStatus().getConditions(), Conditions.SUCCEEDED)).isTrue();
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+        bed.nodes.forEach(n -> assertThat(UpgradePlan.isReadyAt(bed.node(n), TARGET)).isTrue());
+        List<String> metrics = operator.httpGet("/q/metrics").lines().toList();
+        assertThat(metrics).anyMatch(l -> l.startsWith("cks_operations_total{") && l.contains("kind=\"NodeUpgrade\"") && l.contains("outcome=\"Succeeded\""));
+        for (String step : List.of("drain", "upgrade", "ready")) {
+            assertThat(metrics).as("step %s timed", step).anyMatch(l -> l.startsWith("cks_node_step_seconds_count{") && l.contains("step=\"" + step + "\""));
+        }
+        assertThat(metrics).anyMatch(l -> l.startsWith("cks_operation_phase{") && l.contains("name=\"nu-order\"") && l.contains("phase=\"Succeeded\"")
+                && l.endsWith(" 1.0"));
+    }
+
+    @Test
+    void skipsNodesReadyAtTheTargetWithoutAJobAndLeavesAPreCordonedNodeCordoned() {
+        String control = bed.controlPlane(TARGET);
+        String vendorBuild = bed.worker(TARGET + "+vendor.1");
+        String longerPatch = bed.worker("v1.35.90");
+        String preCordoned = bed.worker(FROM);
+        bed.cordonByHand(preCordoned);
+
+        bed.create("nu-skip", script(), spec -> { });
+        NodeUpgrade done = bed.await("nu-skip", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(nodeStatus(done, control).getAction()).isEqualTo(Action.Skip);
+        assertThat(nodeStatus(done, control).getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(nodeStatus(done, vendorBuild).getPhase()).as("build metadata does not count").isEqualTo(Phase.Skipped);
+        assertThat(nodeStatus(done, longerPatch).getAction()).as("1.35.90 is not 1.35.9").isEqualTo(Action.Node);
+        assertThat(kubelets.jobsOn(bed.nodes)).as("no Job for skipped nodes, and no apply: the control plane is at the target")
+                .extracting(SeenJob::node, SeenJob::action).containsExactlyInAnyOrder(tuple(longerPatch, "Node"), tuple(preCordoned, "Node"));
+        assertThat(nodeStatus(done, preCordoned).getPhase()).isEqualTo(Phase.Succeeded);
+        assertThat(nodeStatus(done, preCordoned).getCordonedByUs()).isFalse();
+        bed.assertReleased(preCordoned, true);
+        bed.assertReleased(longerPatch, false);
+        assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
+    }
+
+    @Test
+    void aDrainBlockedByAPdbFailsThatNodeAndARetryResumesThereWithoutRunningApplyAgain() {
+        KubernetesClient client = bed.client;
+        String control = bed.controlPlane(FROM);
+        // Workers created in the same second are planned by name: w2 is whichever comes second.
+        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
+                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
+        String namespace = testBed.newNamespace("nuit-pdb");
+        bed.podsBlockedByABudget(w2, namespace);
+        try {
+            bed.create("nu-pdb", script(), spec -> spec.getDrain().setTimeoutSeconds(3));
+            NodeUpgrade failed = bed.await("nu-pdb", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+
+            assertThat(failed.getStatus().getNodes()).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getPhase)
+                    .containsExactly(tuple(control, Phase.Succeeded), tuple(w1, Phase.Succeeded), tuple(w2, Phase.Failed));
+            assertThat(nodeStatus(failed, w2).getError()).contains(w2).contains("pdb " + namespace + "/web-pdb");
+            assertThat(Conditions.find(failed.getStatus().getConditions(), Conditions.FAILED)).get()
+                    .satisfies(c -> assertThat(c.getMessage()).contains("failed at node " + w2).contains(NodeAnnotations.RETRY));
+            bed.assertReleased(w2, false);
+            assertThat(bed.events("nu-pdb")).as("a Warning event names the node")
+                    .anySatisfy(e -> {
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getReason()).isEqualTo("Failed");
+                        assertThat(e.getMessage()).contains(w2);
+                    });
+            assertThat(kubelets.jobsOn(bed.nodes)).extracting(SeenJob::node, SeenJob::action)
+                    .containsExactly(tuple(control, "Apply"), tuple(w1, "Node"));
+
+            client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName("web-pdb").delete();
+            client.resources(NodeUpgrade.class).withName("nu-pdb").patch(PatchContext.of(PatchType.JSON_MERGE),
+                    "{\"metadata\":{\"annotations\":{\"" + NodeAnnotations.RETRY + "\":\"1\"}}}");
+            NodeUpgrade resumed = bed.await("nu-pdb", UPGRADE_TIME, u -> "1".equals(u.getStatus().getRetryToken())
+                    && u.getStatus().getPhase() == NodeUpgradeStatus.Phase.Succeeded);
+
+            assertThat(resumed.getStatus().getNodes()).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getPhase)
+                    .containsExactly(tuple(control, Phase.Skipped), tuple(w1, Phase.Skipped), tuple(w2, Phase.Succeeded));
+            assertThat(kubelets.jobsOn(bed.nodes)).as("resumed at %s; apply ran once", w2).extracting(SeenJob::node, SeenJob::action)
+                    .containsExactly(tuple(control, "Apply"), tuple(w1, "Node"), tuple(w2, "Node"));
+            bed.nodes.forEach(n -> bed.assertReleased(n, false));
+        } finally {
+            client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    @Test
+    void anExecutorJobThatFailsMarksTheNodeFailedWithTheJobsReasonAndUncordonsIt() {
+        String w1 = bed.worker(FROM);
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-jobfail", script(), spec -> spec.getExecutor().setJobTimeoutSeconds(3));
+            NodeUpgrade failed = bed.await("nu-jobfail", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+
+            UpgradeNodeStatus node = nodeStatus(failed, w1);
+            assertThat(node.getPhase()).isEqualTo(Phase.Failed);
+            // KWOK pods write no logs (and this one never started): the Job controller's reason is what there is to report.
+            assertThat(node.getError()).contains("The upgrade Job " + TestBed.OPERATOR_NAMESPACE + "/" + node.getJobName() + " on node " + w1 + " failed")
+                    .contains("DeadlineExceeded").contains("No log of its pod could be read.");
+            assertThat(Conditions.find(failed.getStatus().getConditions(), Conditions.FAILED)).get()
+                    .satisfies(c -> assertThat(c.getMessage()).contains(w1));
+            bed.assertReleased(w1, false);
+        }
+    }
+
+    @Test
+    void aNodeThatWentNotReadyAfterItsUpgradeIsUpgradedAgainOnRetry() {
+        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
+                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-notready", script(), spec -> spec.getExecutor().setJobTimeoutSeconds(3));
+            NodeUpgrade failed = bed.await("nu-notready", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+            assertThat(nodeStatus(failed, w1).getPhase()).isEqualTo(Phase.Succeeded);
+            assertThat(nodeStatus(failed, w2).getPhase()).isEqualTo(Phase.Failed);
+        }
+        // KWOK re-initializes a node whose Ready conditions are all not True within a second, but leaves it
+        // alone while any Ready condition is True; the first Ready condition is the one readers go by (the
+        // operator's NodeReadiness, kubectl): so a Ready=False ahead of KWOK's Ready=True is a NotReady that stays.
+        bed.client.nodes().withName(w1).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\",\"message\":\"node went down after its upgrade\","
+                        + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"},"
+                        + "{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":\"kwok\","
+                        + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
+        Awaitility.await("node " + w1 + " stays NotReady").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+                .until(() -> dev.cks.nodeops.nodes.NodeReadiness.state(bed.node(w1)) == dev.cks.nodeops.nodes.NodeReadiness.State.NOT_READY);
+
+        bed.client.resources(NodeUpgrade.class).withName("nu-notready").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"" + NodeAnnotations.RETRY + "\":\"1\"}}}");
+        NodeUpgrade done = bed.await("nu-notready", UPGRADE_TIME, u -> "1".equals(u.getStatus().getRetryToken())
+                && u.getStatus().getPhase() == NodeUpgradeStatus.Phase.Succeeded);
+
+        assertThat(nodeStatus(done, w1).getAction()).as("at the target but NotReady: not skipped").isEqualTo(Action.Node);
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
+        assertThat(kubelets.jobsOn(List.of(w1))).as("a second upgrade Job for %s", w1).hasSize(2)
+                .extracting(SeenJob::name).doesNotHaveDuplicates();
+        assertThat(UpgradePlan.isReadyAt(bed.node(w1), TARGET)).isTrue();
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    @Test
+    void anUpgradeReachingANodeLockedByAScaleDownWaitsUntilTheLockIsReleased() {
+        String w1 = bed.worker(FROM);
+        bed.client.nodes().withName(w1).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"" + NodeAnnotations.LOCK + "\":\"ScaleDown/remove-two\"}}}");
+
+        bed.create("nu-locked", script(), spec -> { });
+        NodeUpgrade waiting = bed.await("nu-locked", Duration.ofSeconds(60), phase(NodeUpgradeStatus.Phase.Waiting));
+
+        assertThat(Conditions.find(waiting.getStatus().getConditions(), Conditions.WAITING)).get().satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("True");
+            assertThat(c.getReason()).isEqualTo("NodeLocked");
+            assertThat(c.getMessage()).contains("Node " + w1 + " is locked by ScaleDown/remove-two");
+        });
+        assertThat(Boolean.TRUE.equals(bed.node(w1).getSpec().getUnschedulable())).as("nothing touched while waiting").isFalse();
+        assertThat(kubelets.jobsOn(bed.nodes)).isEmpty();
+
+        bed.client.nodes().withName(w1).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"" + NodeAnnotations.LOCK + "\":null}}}");
+        NodeUpgrade done = bed.await("nu-locked", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
+        bed.assertReleased(w1, false);
+    }
+
+    @Test
+    void deletingAnUpgradeWhileItDrainsUncordonsAndUnlocksTheNode() {
+        String w1 = bed.worker(FROM);
+        String namespace = testBed.newNamespace("nuit-del");
+        bed.podsBlockedByABudget(w1, namespace);
+        try {
+            bed.create("nu-delete-draining", script(), spec -> spec.getDrain().setTimeoutSeconds(300));
+            NodeUpgrade draining = bed.await("nu-delete-draining", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Draining
+                    && Conditions.find(u.getStatus().getConditions(), Conditions.PROGRESSING).map(c -> c.getMessage()).orElse("")
+                            .startsWith("draining " + w1 + " (attempt 1/1)"));
+            assertThat(bed.node(w1).getMetadata().getAnnotations()).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/nu-delete-draining")
+                    .containsEntry(NodeAnnotations.CORDONED_BY, "NodeUpgrade/nu-delete-draining");
+            assertThat(nodeStatus(draining, w1).getDrain().getBlockedBy()).contains("web-pdb");
+
+            bed.client.resources(NodeUpgrade.class).withName("nu-delete-draining").delete();
+            Awaitility.await("NodeUpgrade deleted").atMost(Duration.ofSeconds(60)).until(() -> bed.get("nu-delete-draining") == null);
+
+            bed.assertReleased(w1, false);
+        } finally {
+            bed.client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    @Test
+    void deletingAnUpgradeWhileItsJobRunsReleasesTheNodeButLeavesItCordoned() {
+        String w1 = bed.worker(FROM);
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-delete-upgrading", script(), spec -> { });
+            bed.await("nu-delete-upgrading", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Upgrading);
+
+            bed.client.resources(NodeUpgrade.class).withName("nu-delete-upgrading").delete();
+            Awaitility.await("NodeUpgrade deleted").atMost(Duration.ofSeconds(60)).until(() -> bed.get("nu-delete-upgrading") == null);
+
+            assertThat(bed.node(w1).getMetadata().getAnnotations()).doesNotContainKey(NodeAnnotations.LOCK);
+            assertThat(bed.node(w1).getSpec().getUnschedulable()).as("kubeadm may be restarting its kubelet: stays cordoned").isTrue();
+            assertThat(bed.events("nu-delete-upgrading")).anySatisfy(e -> {
+                assertThat(e.getReason()).isEqualTo("LeftCordoned");
+                assertThat(e.getMessage()).contains("kubectl uncordon " + w1);
+            });
+        }
+    }
+
+    @Test
+    void anOperatorKilledWhileANodeIsUpgradingFinishesItWithoutASecondJob() {
+        String w1 = bed.worker(FROM);
+        String jobName;
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-restart", script(), spec -> { });
+            NodeUpgrade upgrading = bed.await("nu-restart", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Upgrading && nodeStatus(u, w1).getJobName() != null);
+            jobName = nodeStatus(upgrading, w1).getJobName();
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.jobsOn(List.of(w1)).size() == 1);
+
+            operator.kill();
+        }
+        operator = OperatorProcess.start(testBed, "nodeupgrade-it-restarted", Map.of());
+        NodeUpgrade done = bed.await("nu-restart", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(nodeStatus(done, w1).getJobName()).isEqualTo(jobName);
+        assertThat(kubelets.jobsOn(List.of(w1))).as("the restarted operator found the Job instead of creating another")
+                .extracting(SeenJob::name).containsExactly(jobName);
+        bed.assertReleased(w1, false);
+    }
+}

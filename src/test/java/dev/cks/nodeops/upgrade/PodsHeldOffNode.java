@@ -1,0 +1,71 @@
+package dev.cks.nodeops.upgrade;
+
+import java.time.Duration;
+
+import org.awaitility.Awaitility;
+
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+/**
+ * Keeps the API server from admitting any pod bound to one node (a ValidatingAdmissionPolicy), so an
+ * upgrade Job on that node stays active with no pod: KWOK would otherwise complete it at once. That is
+ * how a test holds a node in Upgrading, or lets the Job run into its activeDeadlineSeconds and fail.
+ */
+final class PodsHeldOffNode implements AutoCloseable {
+    private final KubernetesClient client;
+    private final String policy;
+
+    PodsHeldOffNode(KubernetesClient client, String node, String probeNamespace) {
+        this.client = client;
+        this.policy = "nu-it-hold-" + node;
+        client.resource("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: %1$s}
+                spec:
+                  failurePolicy: Fail
+                  matchConstraints:
+                    resourceRules:
+                    - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
+                  validations:
+                  - expression: "!has(object.spec.nodeName) || object.spec.nodeName != '%2$s'"
+                    message: "the test holds pods off node %2$s"
+                """.formatted(policy, node)).serverSideApply();
+        client.resource("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: %1$s}
+                spec:
+                  policyName: %1$s
+                  validationActions: [Deny]
+                """.formatted(policy)).serverSideApply();
+        // The policy takes effect once the API server has compiled it: probe with a dry-run pod.
+        Awaitility.await("admission policy " + policy + " in force").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    try {
+                        client.pods().inNamespace(probeNamespace).resource(new PodBuilder().withNewMetadata().withName("probe").endMetadata()
+                                .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("registry.invalid/probe:1").endContainer()
+                                .endSpec().build()).dryRun().create();
+                        return false;
+                    } catch (KubernetesClientException e) {
+                        return e.getMessage() != null && e.getMessage().contains("holds pods off");
+                    }
+                });
+    }
+
+    @Override
+    public void close() {
+        client.resource("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: %1$s}
+                """.formatted(policy)).delete();
+        client.resource("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: %1$s}
+                """.formatted(policy)).delete();
+    }
+}

@@ -1,0 +1,114 @@
+package dev.cks.nodeops.upgrade;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
+
+class UpgradeJobTest {
+    private static UpgradeJob.Request request(String attempt) {
+        return new UpgradeJob.Request("cks-node-operator", "to-1-33", "uid-1", "prod-node-18c2f3a9b1", attempt, Action.Node, "v1.33.4",
+                "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"));
+    }
+
+    @Test
+    void aPrivilegedPodPinnedToTheNodeInTheHostsNamespacesToleratingEveryTaint() {
+        Job job = UpgradeJob.build(request(null));
+        PodSpec pod = job.getSpec().getTemplate().getSpec();
+        Container container = pod.getContainers().get(0);
+
+        assertThat(job.getMetadata().getNamespace()).isEqualTo("cks-node-operator");
+        assertThat(pod.getNodeName()).isEqualTo("prod-node-18c2f3a9b1");
+        assertThat(pod.getHostPID()).isTrue();
+        assertThat(pod.getRestartPolicy()).isEqualTo("Never");
+        assertThat(container.getSecurityContext().getPrivileged()).isTrue();
+        assertThat(pod.getTolerations()).singleElement().satisfies(t -> {
+            assertThat(t.getOperator()).isEqualTo("Exists");
+            assertThat(t.getKey()).isNull();
+            assertThat(t.getEffect()).as("every effect, NoExecute included").isNull();
+        });
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getHostPath() != null).singleElement()
+                .satisfies(v -> assertThat(v.getHostPath().getPath()).isEqualTo("/"));
+        assertThat(container.getVolumeMounts()).anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/host"));
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getConfigMap() != null).singleElement().satisfies(v -> {
+            assertThat(v.getConfigMap().getName()).isEqualTo("kubeadm-upgrade");
+            assertThat(v.getConfigMap().getItems().get(0).getKey()).isEqualTo("upgrade.sh");
+        });
+        assertThat(String.join(" ", container.getCommand())).contains("nsenter -t 1 -m -u -i -n -p -- sh /var/lib/cks-node-operator/")
+                .endsWith("v1.33.4 node");
+    }
+
+    @Test
+    void failsOnceWithinTheTimeoutIsKeptForADayAndIsLabelledForItsUpgradeAndNode() {
+        Job job = UpgradeJob.build(request(null));
+
+        assertThat(job.getSpec().getBackoffLimit()).isZero();
+        assertThat(job.getSpec().getActiveDeadlineSeconds()).isEqualTo(900L);
+        assertThat(job.getSpec().getTtlSecondsAfterFinished()).isEqualTo(86400);
+        assertThat(job.getMetadata().getLabels()).containsEntry(UpgradeJob.LABEL_NODEUPGRADE, "to-1-33")
+                .containsEntry(UpgradeJob.LABEL_NODE, "prod-node-18c2f3a9b1");
+        assertThat(job.getSpec().getTemplate().getMetadata().getLabels()).containsEntry(UpgradeJob.LABEL_NODE, "prod-node-18c2f3a9b1");
+        assertThat(job.getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_ACTION, "Node");
+        assertThat(job.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> {
+            assertThat(o.getKind()).isEqualTo("NodeUpgrade");
+            assertThat(o.getUid()).isEqualTo("uid-1");
+        });
+    }
+
+    @Test
+    void theNameIsDeterministicPerUpgradeNodeAndAttemptAndAValidName() {
+        String name = UpgradeJob.build(request(null)).getMetadata().getName();
+
+        assertThat(UpgradeJob.build(request(null)).getMetadata().getName()).isEqualTo(name);
+        assertThat(UpgradeJob.build(request("1700000000")).getMetadata().getName()).isNotEqualTo(name);
+        assertThat(name).startsWith("upgrade-prod-node-18c2f3a9b1-").matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?").hasSizeLessThanOrEqualTo(63);
+        assertThat(UpgradeJob.name("u", "a-very-long-node-name-that-goes-on-and-on-and-on.example.internal", null))
+                .matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?").hasSizeLessThanOrEqualTo(63);
+    }
+
+    @Test
+    void outcomeFollowsTheJobsConditions() {
+        Job running = new JobBuilder().withNewStatus().withActive(1).endStatus().build();
+        Job complete = new JobBuilder().withNewStatus().addNewCondition().withType("Complete").withStatus("True").endCondition().endStatus().build();
+        Job failed = new JobBuilder().withNewStatus().addNewCondition().withType("Failed").withStatus("True").withReason("DeadlineExceeded")
+                .withMessage("Job was active longer than specified deadline").endCondition().endStatus().build();
+
+        assertThat(UpgradeJob.outcome(new Job())).isEqualTo(new UpgradeJob.Running());
+        assertThat(UpgradeJob.outcome(running)).isEqualTo(new UpgradeJob.Running());
+        assertThat(UpgradeJob.outcome(complete)).isEqualTo(new UpgradeJob.Succeeded());
+        assertThat(UpgradeJob.outcome(failed)).isEqualTo(new UpgradeJob.Failed("DeadlineExceeded", "Job was active longer than specified deadline"));
+    }
+
+    @Test
+    void theFailureMessageKeepsTheReasonAndTheEndOfALongLogWithin2000Characters() {
+        StringBuilder log = new StringBuilder();
+        for (int i = 0; i < 500; i++) {
+            log.append("line ").append(i).append(" of kubeadm output\n");
+        }
+        log.append("[ERROR] FATAL: the control plane is not healthy\n");
+
+        String message = UpgradeJob.failureMessage("ns", "upgrade-x", "node-1",
+                new UpgradeJob.Failed("BackoffLimitExceeded", "Job has reached the specified backoff limit"), log.toString());
+
+        assertThat(message).hasSizeLessThanOrEqualTo(UpgradeJob.MAX_ERROR)
+                .startsWith("The upgrade Job ns/upgrade-x on node node-1 failed (BackoffLimitExceeded: Job has reached the specified backoff limit).")
+                .contains("Log tail:\n…")
+                .endsWith("[ERROR] FATAL: the control plane is not healthy")
+                .doesNotContain("line 0 of");
+    }
+
+    @Test
+    void aShortOrMissingLogIsKeptWholeOrSaidToBeMissing() {
+        UpgradeJob.Failed failed = new UpgradeJob.Failed("DeadlineExceeded", "Job was active longer than specified deadline");
+
+        assertThat(UpgradeJob.failureMessage("ns", "j", "n", failed, "kubeadm: error\n")).endsWith("Log tail:\nkubeadm: error");
+        assertThat(UpgradeJob.failureMessage("ns", "j", "n", failed, "")).endsWith("No log of its pod could be read.");
+    }
+}
