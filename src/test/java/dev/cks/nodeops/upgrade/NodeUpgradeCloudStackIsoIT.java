@@ -20,6 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.testbed.CloudStackFixture;
+import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;

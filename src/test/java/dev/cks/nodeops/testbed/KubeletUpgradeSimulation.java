@@ -1,4 +1,4 @@
-package dev.cks.nodeops.upgrade;
+package dev.cks.nodeops.testbed;
 
 import java.util.List;
 import java.util.Map;
@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.cks.nodeops.upgrade.UpgradeJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -20,8 +21,8 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
  * later. The operator (not this class) must see that and wait for Ready. Also records every upgrade
  * Job it sees, in the order they appear.
  */
-final class KubeletUpgradeSimulation implements AutoCloseable {
-    record SeenJob(String name, String node, String action, String nodeUpgrade) {
+public final class KubeletUpgradeSimulation implements AutoCloseable {
+    public record SeenJob(String name, String node, String action, String nodeUpgrade) {
     }
 
     private final KubernetesClient client;
@@ -29,7 +30,7 @@ final class KubeletUpgradeSimulation implements AutoCloseable {
     private final Set<String> upgraded = ConcurrentHashMap.newKeySet();
     private final SharedIndexInformer<Job> informer;
 
-    KubeletUpgradeSimulation(KubernetesClient client, String namespace) {
+    public KubeletUpgradeSimulation(KubernetesClient client, String namespace) {
         this.client = client;
         this.informer = client.batch().v1().jobs().inNamespace(namespace).withLabel(UpgradeJob.LABEL_NODEUPGRADE).inform(new ResourceEventHandler<>() {
             @Override
@@ -63,7 +64,7 @@ final class KubeletUpgradeSimulation implements AutoCloseable {
     }
 
     /** Upgrade Jobs seen for these nodes, in the order they were created. */
-    List<SeenJob> jobsOn(List<String> nodes) {
+    public List<SeenJob> jobsOn(List<String> nodes) {
         return seen.stream().filter(j -> nodes.contains(j.node())).toList();
     }
 
