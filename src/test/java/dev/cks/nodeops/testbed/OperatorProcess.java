@@ -53,7 +53,10 @@ public final class OperatorProcess implements AutoCloseable {
             ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             builder.environment().put("KUBECONFIG", kubeconfig.toString());
-            OperatorProcess operator = new OperatorProcess(builder.start(), log, port);
+            Process process = builder.start();
+            // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
+            Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
+            OperatorProcess operator = new OperatorProcess(process, log, port);
             operator.awaitReady(Duration.ofSeconds(60));
             return operator;
         } catch (IOException e) {
