@@ -29,6 +29,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
+import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
 import dev.cks.nodeops.drain.DrainResult;
@@ -94,9 +95,9 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         this.settings = settings;
         this.cordon = new Cordon(client);
         this.locks = new NodeLock(client);
-        // The eviction path must see 429s itself: the client is configured without 429 retries (application.properties).
-        this.drainer = new NodeDrainer(client);
-        this.preflight = new DrainPreflight(client);
+        KubernetesClient drainClient = DrainClient.from(client);
+        this.drainer = new NodeDrainer(drainClient);
+        this.preflight = new DrainPreflight(drainClient);
     }
 
     /** The outcome of one step: reschedule after this long, or null when the operation has finished. */
