@@ -3,8 +3,11 @@ package dev.cks.nodeops.scaledown;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,6 +52,10 @@ class ScaleDownCountIT {
         String twoPods = slot(world.addWorker(pool), "two");
         String olderEmpty = slot(world.addWorker(pool), "older");
         String onePod = slot(world.addWorker(pool), "one");
+        // creationTimestamp has whole seconds: the newest empty worker must be created in a later second to be the newer one.
+        Instant olderCreated = ScaleDownTargets.createdAt(world.client.nodes().withName(olderEmpty).get());
+        Awaitility.await("a new second after " + olderCreated).atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50))
+                .until(() -> Instant.now().truncatedTo(ChronoUnit.SECONDS).isAfter(olderCreated));
         String newestEmpty = slot(world.addWorker(pool), "newest");
         pinned("two", 2);
         pinned("one", 1);

@@ -121,6 +121,10 @@ class ScaleDownIT {
 
         String message = ScaleDownBed.condition(rolledBack, Conditions.ROLLED_BACK).getMessage();
         assertThat(message).contains("node " + blocked).contains("pdb " + pool.namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed");
+        assertThat(ScaleDownBed.condition(rolledBack, ScaleDownReconciler.PREFLIGHT_CONDITION))
+                .as("preflight (Warn) predicted the block and the scale-down went on")
+                .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"))
+                .satisfies(c -> assertThat(c.getMessage()).contains(pool.namespace + "/web-pdb"));
         assertThat(world.isUnschedulable(blocked)).as("the node this ScaleDown cordoned is schedulable again").isFalse();
         assertThat(world.isUnschedulable(cordonedBefore)).as("the node cordoned before the ScaleDown stays cordoned").isTrue();
         assertThat(world.operatorAnnotations(blocked)).isEmpty();
@@ -129,6 +133,31 @@ class ScaleDownIT {
         assertThat(rolledBack.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getName, ScaleDownNodeStatus::getPhase)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(cordonedBefore, Phase.Drained), org.assertj.core.groups.Tuple.tuple(blocked, Phase.Failed));
         assertThat(rolledBack.getStatus().getNodes().get(0).getCordonedByUs()).isFalse();
+    }
+
+    @Test
+    void deletingTheScaleDownMidDrainUncordonsAndUnlocksItsNodes() {
+        String blocked = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        String cordonedBefore = world.addWorker(pool);
+        pool.cordon(cordonedBefore);
+        world.addWorker(pool);
+
+        world.create(name, List.of(blocked, cordonedBefore), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(300, 0));
+        world.await(name, "draining " + blocked, sd -> sd != null && sd.getStatus() != null
+                && blocked.equals(sd.getStatus().getCurrentNode()), WITHIN);
+        assertThat(world.operatorAnnotations(blocked)).containsKeys(NodeAnnotations.LOCK, NodeAnnotations.CORDONED_BY);
+
+        world.delete(name);
+
+        assertThat(world.isUnschedulable(blocked)).as("the node the ScaleDown cordoned is schedulable again").isFalse();
+        assertThat(world.isUnschedulable(cordonedBefore)).as("the node cordoned before stays cordoned").isTrue();
+        assertThat(world.operatorAnnotations(blocked)).isEmpty();
+        assertThat(world.operatorAnnotations(cordonedBefore)).isEmpty();
+        assertThat(world.cloudStackWrites()).isEmpty();
     }
 
     @Test
