@@ -183,10 +183,20 @@ public final class CloudStackClient {
 
     /** Destroys and expunges a VM at once, so its name and IP are free again. Waits for the job. */
     public void destroyVirtualMachine(String vmId) {
+        runAsync(destroyCall(vmId));
+    }
+
+    /** The same destroy and expunge, returning the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    public String startDestroyVirtualMachine(String vmId) {
+        ApiCall call = destroyCall(vmId);
+        return CloudStackResponses.jobId(execute(call), call.command());
+    }
+
+    private static ApiCall destroyCall(String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", vmId);
         params.put("expunge", "true");
-        runAsync(ApiCall.write("destroyVirtualMachine", params));
+        return ApiCall.write("destroyVirtualMachine", params);
     }
 
     public VirtualMachine attachIso(String isoId, String vmId) {

@@ -15,6 +15,8 @@ public class ScaleDownNodeStatus extends NodeProgress {
     private String cordonedAt;
     /** Why the node counts as down (NotReady, VM stopped); set only for SkippedDown. */
     private String downReason;
+    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers. */
+    private String removalJobId;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
@@ -22,4 +24,6 @@ public class ScaleDownNodeStatus extends NodeProgress {
     public void setCordonedAt(String cordonedAt) { this.cordonedAt = cordonedAt; }
     public String getDownReason() { return downReason; }
     public void setDownReason(String downReason) { this.downReason = downReason; }
+    public String getRemovalJobId() { return removalJobId; }
+    public void setRemovalJobId(String removalJobId) { this.removalJobId = removalJobId; }
 }

@@ -477,7 +477,10 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
                 + " (error " + error.errorCode() + ").", vmIds, now);
     }
 
-    /** DestroyVM: one node per reconcile, so each VM's removal is recorded before the next begins. */
+    /**
+     * DestroyVM, one node at a time: delete the Node, start destroying its VM and record the job, poll it
+     * in later reconciles; each VM's removal is recorded before the next begins.
+     */
     private Next destroyStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
@@ -493,13 +496,35 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         Optional<ScaleDownNodeStatus> next = status.getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst();
         if (next.isPresent()) {
             ScaleDownNodeStatus node = next.get();
-            // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
-            client.nodes().withName(node.getName()).delete();
+            if (node.getRemovalJobId() == null) {
+                // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
+                client.nodes().withName(node.getName()).delete();
+                try {
+                    node.setRemovalJobId(cs.startDestroyVirtualMachine(node.getVmId()));
+                } catch (CloudStackException e) {
+                    return removalFailed(resource, "CloudStack refused to destroy VM " + node.getVmId() + " of node " + node.getName()
+                            + ": " + e.getMessage(), removal.getRemainingVmIds(), now);
+                }
+                persistNow(resource);
+                return new Next(POLL_REMOVAL_JOB);
+            }
+            AsyncJobResult job;
             try {
-                cs.destroyVirtualMachine(node.getVmId());
+                job = cs.queryAsyncJob(node.getRemovalJobId());
             } catch (CloudStackException e) {
-                return removalFailed(resource, "CloudStack could not destroy VM " + node.getVmId() + " of node " + node.getName()
-                        + ": " + e.getMessage(), removal.getRemainingVmIds(), now);
+                Conditions.set(status.getConditions(), Conditions.WAITING, true, "CloudStackUnavailable", "Could not ask CloudStack about job "
+                        + node.getRemovalJobId() + " (" + e.getMessage() + "); asking again.", generation(resource), now);
+                return new Next(RECHECK_CLOUDSTACK);
+            }
+            if (job.isPending()) {
+                progressing(resource, "Removing", "Waiting for CloudStack job " + node.getRemovalJobId() + " destroying VM "
+                        + node.getVmId() + " of node " + node.getName() + ".", now);
+                return new Next(POLL_REMOVAL_JOB);
+            }
+            if (job.failed()) {
+                CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
+                return removalFailed(resource, "CloudStack job " + node.getRemovalJobId() + " could not destroy VM " + node.getVmId()
+                        + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").", removal.getRemainingVmIds(), now);
             }
             node.setPhase(Phase.Removed);
             removal.getRemovedVmIds().add(node.getVmId());

@@ -224,6 +224,20 @@ class CloudStackClientTest {
     }
 
     @Test
+    void startsADestroyWithoutWaiting() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        String worker = simulator.clusterVms(cluster.id()).get(1).id();
+
+        String jobId = client.startDestroyVirtualMachine(worker);
+
+        assertThat(simulator.calls("queryAsyncJobResult")).isEmpty();
+        assertThat(simulator.calls("destroyVirtualMachine")).singleElement()
+                .satisfies(call -> assertThat(call.params()).containsEntry("id", worker).containsEntry("expunge", "true"));
+        assertThat(client.queryAsyncJob(jobId).succeeded()).isTrue();
+        assertThat(simulator.findVm(worker)).isEmpty();
+    }
+
+    @Test
     void aFailedJobIsReportedByTheQueryNotThrown() {
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
         simulator.planJob("scaleKubernetesCluster", JobOutcome.fails(530, "node drain failed"));

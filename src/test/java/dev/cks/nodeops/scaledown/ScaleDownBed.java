@@ -18,6 +18,7 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.drain.DrainBed;
 import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.OperatorProcess;
@@ -78,7 +79,13 @@ final class ScaleDownBed implements AutoCloseable {
     }
 
     ScaleDown create(String name, List<String> nodeNames, Integer count, ScaleDownSpec.Removal removal, int timeoutSeconds, DrainOptions drain) {
+        return create(name, nodeNames, count, removal, timeoutSeconds, drain, Preflight.Warn);
+    }
+
+    ScaleDown create(String name, List<String> nodeNames, Integer count, ScaleDownSpec.Removal removal, int timeoutSeconds, DrainOptions drain,
+            Preflight preflight) {
         ScaleDownSpec spec = new ScaleDownSpec();
+        spec.setPreflight(preflight);
         spec.setNodeNames(nodeNames);
         spec.setCount(count);
         if (count != null) {

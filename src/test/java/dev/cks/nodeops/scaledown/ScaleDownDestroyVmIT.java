@@ -59,6 +59,7 @@ class ScaleDownDestroyVmIT {
         assertThat(world.simulator().findVm(vmId)).as("the VM is expunged").isEmpty();
         assertThat(world.simulator().cluster(world.fixture.cluster().id()).vmIds()).doesNotContain(vmId);
         assertThat(done.getStatus().getRemoval().getRemovedVmIds()).containsExactly(vmId);
+        assertThat(done.getStatus().getNodes().get(0).getRemovalJobId()).as("the destroy job was recorded, then polled").isNotBlank();
         world.assertNodeGone(node);
         pool.awaitReadyPods("web", 2);
         assertThat(pool.podsOn(spare)).hasSize(2);

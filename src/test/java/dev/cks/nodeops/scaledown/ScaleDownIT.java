@@ -23,6 +23,7 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.DrainBed;
+import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
@@ -241,6 +242,25 @@ class ScaleDownIT {
                     .isEqualTo(node.equals(locked) ? java.util.Set.of(NodeAnnotations.LOCK) : java.util.Set.of());
         }
         assertThat(world.operatorAnnotations(locked)).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/to-1-36");
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
+    void preflightFailRefusesABlockedDrainBeforeCordoningAnything() {
+        String node = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        world.addWorker(pool);
+
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0), Preflight.Fail);
+        ScaleDown refused = world.awaitPhase(name, ScaleDownStatus.Phase.Failed, WITHIN);
+
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getMessage()).contains(pool.namespace + "/web-pdb").contains("Nothing was cordoned");
+        assertThat(world.isUnschedulable(node)).isFalse();
+        assertThat(world.operatorAnnotations(node)).isEmpty();
         assertThat(world.cloudStackWrites()).isEmpty();
     }
 
