@@ -46,6 +46,7 @@ import dev.cks.nodeops.nodes.NodeRole;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -660,10 +661,14 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         resource.getStatus().setMessage(message);
     }
 
-    /** Writes the status now, before a step that must not be repeated after a restart. */
+    /**
+     * Writes the status now, before a step that must not be repeated after a restart. A merge patch of the
+     * status alone, without resourceVersion: only the leader writes a ScaleDown's status, so there is no
+     * other writer to conflict with.
+     */
     private void persistNow(ScaleDown resource) {
         ScaleDown copy = new ScaleDown();
-        copy.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(resource.getMetadata().getName()).build());
+        copy.setMetadata(new ObjectMetaBuilder().withName(resource.getMetadata().getName()).build());
         copy.setStatus(resource.getStatus());
         ScaleDown patched = client.resource(copy).patchStatus();
         resource.getMetadata().setResourceVersion(patched.getMetadata().getResourceVersion());

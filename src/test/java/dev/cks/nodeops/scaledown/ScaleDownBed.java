@@ -187,8 +187,13 @@ final class ScaleDownBed implements AutoCloseable {
         assertThat(client.nodes().withName(node).get()).isNull();
     }
 
-    String operatorLog() {
-        return operator.logTail();
+    /** The operator's Prometheus page. */
+    String metrics() {
+        try {
+            return operator.httpGet("/q/metrics");
+        } catch (java.io.IOException e) {
+            throw new AssertionError("the operator's /q/metrics could not be read: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -104,6 +104,9 @@ class ScaleDownIT {
         assertThat(pool.podsOn(spare)).as("the pods were rescheduled onto the remaining worker").hasSize(4);
         world.assertNodeGone(first);
         world.assertNodeGone(second);
+        assertThat(world.metrics())
+                .containsPattern("cks_operations_total\\{[^}]*kind=\"ScaleDown\"[^}]*outcome=\"Succeeded\"[^}]*} [1-9]")
+                .containsPattern("cks_node_step_seconds_count\\{[^}]*kind=\"ScaleDown\"[^}]*step=\"drain\"[^}]*} (?:[2-9]|[1-9][0-9])");
     }
 
     @Test
