@@ -49,7 +49,13 @@ public final class OperatorProcess implements AutoCloseable {
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             builder.environment().put("KUBECONFIG", bed.kubeconfig().toString());
             OperatorProcess operator = new OperatorProcess(builder.start(), log, port);
-            operator.awaitReady(Duration.ofSeconds(60));
+            try {
+                operator.awaitReady(Duration.ofSeconds(60));
+            } catch (RuntimeException notReady) {
+                // The caller never gets the process to close: stop it here, or it outlives the test run.
+                operator.kill();
+                throw notReady;
+            }
             return operator;
         } catch (IOException e) {
             throw new IllegalStateException("could not start the operator: " + e.getMessage(), e);
