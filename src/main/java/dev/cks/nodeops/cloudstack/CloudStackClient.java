@@ -117,14 +117,28 @@ public final class CloudStackClient {
      * destroys them and shrinks the cluster's size. Waits for the job.
      */
     public KubernetesCluster scaleKubernetesCluster(String clusterId, List<String> nodeIds) {
+        AsyncJobResult job = runAsync(scaleCall(clusterId, nodeIds));
+        return CloudStackResponses.jobEntity(job, "kubernetescluster", KubernetesCluster.class).orElse(null);
+    }
+
+    /**
+     * The same scale-down, but returns the async job's id as soon as CloudStack accepted the command:
+     * a caller that must not hold a thread for the whole job (a reconcile) records the id and polls
+     * it with {@link #queryAsyncJob}.
+     */
+    public String startScaleKubernetesCluster(String clusterId, List<String> nodeIds) {
+        ApiCall call = scaleCall(clusterId, nodeIds);
+        return CloudStackResponses.jobId(execute(call), call.command());
+    }
+
+    private static ApiCall scaleCall(String clusterId, List<String> nodeIds) {
         if (nodeIds.isEmpty()) {
             throw new IllegalArgumentException("scaleKubernetesCluster needs at least one node id to remove");
         }
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", clusterId);
         params.put("nodeids", String.join(",", nodeIds));
-        AsyncJobResult job = runAsync(ApiCall.write("scaleKubernetesCluster", params));
-        return CloudStackResponses.jobEntity(job, "kubernetescluster", KubernetesCluster.class).orElse(null);
+        return ApiCall.write("scaleKubernetesCluster", params);
     }
 
     /** Drops VMs from the cluster's VM map without touching the VMs (for ExternalManaged clusters). */
@@ -169,10 +183,20 @@ public final class CloudStackClient {
 
     /** Destroys and expunges a VM at once, so its name and IP are free again. Waits for the job. */
     public void destroyVirtualMachine(String vmId) {
+        runAsync(destroyCall(vmId));
+    }
+
+    /** The same destroy and expunge, returning the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    public String startDestroyVirtualMachine(String vmId) {
+        ApiCall call = destroyCall(vmId);
+        return CloudStackResponses.jobId(execute(call), call.command());
+    }
+
+    private static ApiCall destroyCall(String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", vmId);
         params.put("expunge", "true");
-        runAsync(ApiCall.write("destroyVirtualMachine", params));
+        return ApiCall.write("destroyVirtualMachine", params);
     }
 
     public VirtualMachine attachIso(String isoId, String vmId) {
@@ -201,9 +225,7 @@ public final class CloudStackClient {
         Instant deadline = clock.instant().plus(settings.asyncJobTimeout());
         Duration interval = settings.asyncJobInitialPollInterval();
         while (true) {
-            Map<String, String> params = new LinkedHashMap<>();
-            params.put("jobid", jobId);
-            AsyncJobResult job = CloudStackResponses.asyncJobResult(execute(ApiCall.read("queryAsyncJobResult", params)));
+            AsyncJobResult job = queryAsyncJob(jobId);
             if (job.succeeded()) {
                 return job;
             }
@@ -225,6 +247,13 @@ public final class CloudStackClient {
                 interval = settings.asyncJobMaxPollInterval();
             }
         }
+    }
+
+    /** One queryAsyncJobResult: the job as it is now (pending, succeeded or failed); never waits. */
+    public AsyncJobResult queryAsyncJob(String jobId) {
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put("jobid", jobId);
+        return CloudStackResponses.asyncJobResult(execute(ApiCall.read("queryAsyncJobResult", params)));
     }
 
     private AsyncJobResult runAsync(ApiCall call) {

@@ -2,6 +2,7 @@ package dev.cks.nodeops.scaledown;
 
 import dev.cks.nodeops.nodes.NodeProgress;
 
+/** One node of a ScaleDown; startedAt/completedAt of the base class bound its drain. */
 public class ScaleDownNodeStatus extends NodeProgress {
     public enum Phase {
         Pending, Cordoned, Draining, Drained, Removed, Uncordoned, Failed,
@@ -10,7 +11,19 @@ public class ScaleDownNodeStatus extends NodeProgress {
     }
 
     private Phase phase;
+    /** When this operation made the node unschedulable (or found it so); every node is cordoned before any is drained. */
+    private String cordonedAt;
+    /** Why the node counts as down (NotReady, VM stopped); set only for SkippedDown. */
+    private String downReason;
+    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers. */
+    private String removalJobId;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
+    public String getCordonedAt() { return cordonedAt; }
+    public void setCordonedAt(String cordonedAt) { this.cordonedAt = cordonedAt; }
+    public String getDownReason() { return downReason; }
+    public void setDownReason(String downReason) { this.downReason = downReason; }
+    public String getRemovalJobId() { return removalJobId; }
+    public void setRemovalJobId(String removalJobId) { this.removalJobId = removalJobId; }
 }

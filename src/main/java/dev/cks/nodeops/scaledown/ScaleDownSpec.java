@@ -24,7 +24,11 @@ public class ScaleDownSpec {
     }
 
     public enum SelectionPolicy {
-        /** Nodes with the fewest pods to evict first; among equals, the newest node first. */
+        /**
+         * Among Ready, schedulable workers in the CKS cluster's VM map that no other operation has locked:
+         * the nodes with the fewest pods the drain would evict first; among equals the newest node
+         * (latest creationTimestamp) first, then by name.
+         */
         FewestPods
     }
 
@@ -36,7 +40,7 @@ public class ScaleDownSpec {
     @Min(1)
     private Integer count;
 
-    @JsonPropertyDescription("How count picks nodes: FewestPods (fewest evictable pods first, then the newest).")
+    @JsonPropertyDescription("How count picks nodes (default FewestPods). FewestPods: among Ready, schedulable workers in the CKS cluster's VM map that no other operation has locked, the nodes with the fewest pods the drain would evict first; among equals the newest node (latest creationTimestamp) first, then by name.")
     private SelectionPolicy selectionPolicy;
 
     @JsonPropertyDescription("CloudStackScale (CloudManaged clusters) or DestroyVM (ExternalManaged clusters).")

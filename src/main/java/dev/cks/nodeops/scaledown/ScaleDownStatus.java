@@ -19,8 +19,12 @@ public class ScaleDownStatus extends OperationStatus {
     private RemovalStatus removal;
 
     public static class RemovalStatus {
-        /** The CloudStack async job, recorded before waiting so a restart never calls a second time. */
+        /** The CloudStack async job of CloudStackScale, recorded as soon as CloudStack answers. */
         private String jobId;
+        /**
+         * Written (and patched) before the first CloudStack write: a restarted operator that finds it set
+         * but no jobId asks CloudStack what happened instead of calling again.
+         */
         private String startedAt;
         private List<String> removedVmIds = new ArrayList<>();
         private List<String> remainingVmIds = new ArrayList<>();

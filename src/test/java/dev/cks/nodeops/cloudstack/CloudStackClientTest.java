@@ -205,6 +205,51 @@ class CloudStackClientTest {
     }
 
     @Test
+    void startsAScaleWithoutWaitingAndPollsItOneQueryAtATime() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        simulator.planJob("scaleKubernetesCluster", JobOutcome.succeedsAfterPolls(2));
+        String worker = simulator.clusterVms(cluster.id()).get(1).id();
+
+        String jobId = client.startScaleKubernetesCluster(cluster.id(), List.of(worker));
+
+        assertThat(simulator.calls("queryAsyncJobResult")).as("starting never polls").isEmpty();
+        assertThat(time.sleeps()).as("nor waits").isEmpty();
+        assertThat(client.queryAsyncJob(jobId).isPending()).isTrue();
+        AsyncJobResult done = client.queryAsyncJob(jobId);
+        assertThat(done.succeeded()).isTrue();
+        assertThat(done.jobId()).isEqualTo(jobId);
+        assertThat(simulator.calls("scaleKubernetesCluster")).singleElement()
+                .satisfies(call -> assertThat(call.param("nodeids")).isEqualTo(worker));
+        assertThat(simulator.findVm(worker)).isEmpty();
+    }
+
+    @Test
+    void startsADestroyWithoutWaiting() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        String worker = simulator.clusterVms(cluster.id()).get(1).id();
+
+        String jobId = client.startDestroyVirtualMachine(worker);
+
+        assertThat(simulator.calls("queryAsyncJobResult")).isEmpty();
+        assertThat(simulator.calls("destroyVirtualMachine")).singleElement()
+                .satisfies(call -> assertThat(call.params()).containsEntry("id", worker).containsEntry("expunge", "true"));
+        assertThat(client.queryAsyncJob(jobId).succeeded()).isTrue();
+        assertThat(simulator.findVm(worker)).isEmpty();
+    }
+
+    @Test
+    void aFailedJobIsReportedByTheQueryNotThrown() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        simulator.planJob("scaleKubernetesCluster", JobOutcome.fails(530, "node drain failed"));
+
+        String jobId = client.startScaleKubernetesCluster(cluster.id(), List.of(simulator.clusterVms(cluster.id()).get(1).id()));
+        AsyncJobResult failed = client.queryAsyncJob(jobId);
+
+        assertThat(failed.failed()).isTrue();
+        assertThat(CloudStackResponses.jobError(failed).errorText()).isEqualTo("node drain failed");
+    }
+
+    @Test
     void raisesTheErrorOfAFailedJob() {
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
         simulator.planJob("scaleKubernetesCluster", JobOutcome.fails(530, "Failed to scale Kubernetes cluster prod: node drain failed"));

@@ -30,16 +30,17 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * Workloads on the test bed for drain tests: KWOK workers that only this test's pods can land on
  * (a node label the pods select), Deployments, DaemonSets, bare pods and PDBs, and a loop that
  * plays the reconciler by calling {@link NodeDrainer#step} when each step says the next is due.
+ * Public for the operation ITs (ScaleDown, NodeUpgrade), which need the same workloads.
  */
-final class DrainBed {
+public final class DrainBed {
     static final String POOL_LABEL = "drain-test.nodeops.cks.dev/pool";
 
     final TestBed bed;
     final KubernetesClient client;
-    final String namespace;
+    public final String namespace;
     final List<String> nodes = new ArrayList<>();
 
-    DrainBed(TestBed bed, String prefix) {
+    public DrainBed(TestBed bed, String prefix) {
         this.bed = bed;
         this.client = bed.client();
         this.namespace = bed.newNamespace(prefix);
@@ -47,7 +48,12 @@ final class DrainBed {
 
     /** A worker in this test's pool; pods of this test land only on the pool's workers. */
     String addWorker() {
-        Node node = bed.addWorker("drn");
+        return addWorker("drn");
+    }
+
+    /** A worker of the given cluster prefix (`<cluster>-node-<hex>`) in this test's pool. */
+    public String addWorker(String cluster) {
+        Node node = bed.addWorker(cluster);
         String name = node.getMetadata().getName();
         client.nodes().withName(name).patch(PatchContext.of(PatchType.JSON_MERGE),
                 "{\"metadata\":{\"labels\":{\"" + POOL_LABEL + "\":\"" + namespace + "\"}}}");
@@ -55,7 +61,7 @@ final class DrainBed {
         return name;
     }
 
-    PodSpec podSpec(boolean emptyDir) {
+    public PodSpec podSpec(boolean emptyDir) {
         PodSpecBuilder spec = new PodSpecBuilder()
                 .withNodeSelector(Map.of(POOL_LABEL, namespace))
                 .withTerminationGracePeriodSeconds(5L)
@@ -66,7 +72,7 @@ final class DrainBed {
         return spec.build();
     }
 
-    void deployment(String name, int replicas, boolean emptyDir) {
+    public void deployment(String name, int replicas, boolean emptyDir) {
         client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
                 .withNewMetadata().withName(name).endMetadata()
                 .withNewSpec().withReplicas(replicas)
@@ -89,7 +95,7 @@ final class DrainBed {
                 .withSpec(new PodSpecBuilder(podSpec(false)).withNodeName(node).build()).build()).create();
     }
 
-    void budget(String name, String app, Integer minAvailable, String maxUnavailable) {
+    public void budget(String name, String app, Integer minAvailable, String maxUnavailable) {
         PodDisruptionBudgetBuilder pdb = new PodDisruptionBudgetBuilder().withNewMetadata().withName(name).endMetadata()
                 .withNewSpec().withNewSelector().addToMatchLabels("app", app).endSelector().endSpec();
         if (minAvailable != null) {
@@ -101,7 +107,7 @@ final class DrainBed {
     }
 
     /** Waits until the disruption controller has computed the budget's numbers for all its pods. */
-    PodDisruptionBudget awaitBudget(String name, int expectedPods, int healthy) {
+    public PodDisruptionBudget awaitBudget(String name, int expectedPods, int healthy) {
         Awaitility.await("PDB " + namespace + "/" + name + " has status for " + expectedPods + " pods").atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(300)).until(() -> {
                     PodDisruptionBudget pdb = client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).get();
@@ -113,18 +119,18 @@ final class DrainBed {
         return client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).get();
     }
 
-    List<Pod> podsOn(String node) {
+    public List<Pod> podsOn(String node) {
         return client.pods().inNamespace(namespace).withField("spec.nodeName", node).list().getItems();
     }
 
-    void awaitReadyPods(String app, int count) {
+    public void awaitReadyPods(String app, int count) {
         Awaitility.await(count + " ready pods of " + namespace + "/" + app).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(300))
                 .until(() -> client.pods().inNamespace(namespace).withLabel("app", app).list().getItems().stream()
                         .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
                         .filter(TestPods::isReady).count() == count);
     }
 
-    void cordon(String node) {
+    public void cordon(String node) {
         client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"unschedulable\":true}}");
     }
 
@@ -145,7 +151,7 @@ final class DrainBed {
         return result;
     }
 
-    void cleanUp() {
+    public void cleanUp() {
         client.namespaces().withName(namespace).delete();
         nodes.forEach(n -> client.nodes().withName(n).delete());
     }

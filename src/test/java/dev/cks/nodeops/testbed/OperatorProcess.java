@@ -57,7 +57,13 @@ public final class OperatorProcess implements AutoCloseable {
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
             OperatorProcess operator = new OperatorProcess(process, log, port);
-            operator.awaitReady(Duration.ofSeconds(60));
+            try {
+                operator.awaitReady(Duration.ofSeconds(60));
+            } catch (RuntimeException notReady) {
+                // The caller never gets the process to close: stop it here, or it outlives the test run.
+                operator.kill();
+                throw notReady;
+            }
             return operator;
         } catch (IOException e) {
             throw new IllegalStateException("could not start the operator: " + e.getMessage(), e);

@@ -1,0 +1,102 @@
+package dev.cks.nodeops.scaledown;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+import dev.cks.nodeops.cloudstack.CloudStackAccess;
+import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.common.OperatorSettings;
+import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
+
+/** What a ScaleDown does next, decided from its status alone (pure), so a restarted operator decides the same. */
+final class ScaleDownSteps {
+    /** What CloudStack shows of a scale whose request was recorded but whose job id was not (the operator stopped in between). */
+    enum RemovalSeen {
+        /** None of the VMs is in the cluster's map any more. */
+        DONE,
+        /** CloudStack is still changing the cluster: wait and look again. */
+        IN_PROGRESS,
+        /** The VMs are all there and the cluster is idle: the request never took effect. */
+        NOT_STARTED
+    }
+
+    /** The VMs a failed removal took and left. */
+    record RemovalSplit(List<String> removed, List<String> remaining) {
+    }
+
+    private ScaleDownSteps() {
+    }
+
+    /** Nodes are drained in the order of status.nodes; a node being drained is finished before the next starts. */
+    static Optional<ScaleDownNodeStatus> nextToDrain(List<ScaleDownNodeStatus> nodes) {
+        return nodes.stream().filter(n -> n.getPhase() == Phase.Draining).findFirst()
+                .or(() -> nodes.stream().filter(n -> n.getPhase() == Phase.Cordoned).findFirst());
+    }
+
+    /**
+     * What a rollback (or a failed removal, or deleting the ScaleDown) makes schedulable again: only nodes this
+     * ScaleDown cordoned, never one that was unschedulable before it, and none already removed.
+     */
+    static List<ScaleDownNodeStatus> toUncordon(List<ScaleDownNodeStatus> nodes, Set<String> removedVmIds) {
+        return nodes.stream()
+                .filter(n -> Boolean.TRUE.equals(n.getCordonedByUs()))
+                .filter(n -> n.getPhase() != Phase.Removed && n.getPhase() != Phase.Uncordoned)
+                .filter(n -> n.getVmId() == null || !removedVmIds.contains(n.getVmId()))
+                .toList();
+    }
+
+    /** "drained/total" over the nodes that need a drain (down nodes need none). */
+    static String progress(List<ScaleDownNodeStatus> nodes) {
+        long total = nodes.stream().filter(n -> n.getPhase() != Phase.SkippedDown && n.getDownReason() == null).count();
+        long drained = nodes.stream().filter(n -> n.getDownReason() == null)
+                .filter(n -> n.getPhase() == Phase.Drained || n.getPhase() == Phase.Removed).count();
+        return drained + "/" + total;
+    }
+
+    static List<String> vmIds(List<ScaleDownNodeStatus> nodes) {
+        return nodes.stream().map(ScaleDownNodeStatus::getVmId).filter(Objects::nonNull).toList();
+    }
+
+    static RemovalSeen removalSeen(KubernetesCluster cluster, List<String> vmIds) {
+        if (cluster == null || vmIds.stream().noneMatch(cluster.vmIds()::contains)) {
+            return RemovalSeen.DONE;
+        }
+        return CloudStackAccess.isBusy(cluster) ? RemovalSeen.IN_PROGRESS : RemovalSeen.NOT_STARTED;
+    }
+
+    static RemovalSplit split(List<String> vmIds, Set<String> stillMapped) {
+        return new RemovalSplit(vmIds.stream().filter(id -> !stillMapped.contains(id)).toList(),
+                vmIds.stream().filter(stillMapped::contains).toList());
+    }
+
+    /** The CR's drain options, with the operator's settings where the CR leaves a value unset. */
+    static DrainOptions drainOptions(DrainOptions fromSpec, OperatorSettings.Drain defaults) {
+        DrainOptions effective = new DrainOptions();
+        effective.setTimeoutSeconds(defaults.timeoutSeconds());
+        effective.setRetries(defaults.retries());
+        effective.setRetryIntervalSeconds(defaults.retryIntervalSeconds());
+        if (fromSpec == null) {
+            return effective;
+        }
+        if (fromSpec.getTimeoutSeconds() != null && fromSpec.getTimeoutSeconds() >= 1) {
+            effective.setTimeoutSeconds(fromSpec.getTimeoutSeconds());
+        }
+        if (fromSpec.getRetries() != null) {
+            effective.setRetries(fromSpec.getRetries());
+        }
+        if (fromSpec.getRetryIntervalSeconds() != null) {
+            effective.setRetryIntervalSeconds(fromSpec.getRetryIntervalSeconds());
+        }
+        effective.setGracePeriodSeconds(fromSpec.getGracePeriodSeconds());
+        effective.setIgnoreDaemonSets(fromSpec.getIgnoreDaemonSets());
+        effective.setDeleteEmptyDirData(fromSpec.getDeleteEmptyDirData());
+        effective.setForce(fromSpec.getForce());
+        effective.setDisableEviction(fromSpec.getDisableEviction());
+        effective.setSkipWaitForDeleteTimeoutSeconds(fromSpec.getSkipWaitForDeleteTimeoutSeconds());
+        effective.setPodSelector(fromSpec.getPodSelector());
+        return effective;
+    }
+}

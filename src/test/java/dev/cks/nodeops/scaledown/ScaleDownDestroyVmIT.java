@@ -1,0 +1,67 @@
+package dev.cks.nodeops.scaledown;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.drain.DrainBed;
+import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+
+/** ScaleDown of an ExternalManaged CKS cluster: delete the Node, destroy and expunge the VM, drop it from the VM map. */
+@ExtendWith(TestBedExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ScaleDownDestroyVmIT {
+    private ScaleDownBed world;
+    private DrainBed pool;
+
+    @BeforeAll
+    void startWorld(TestBed bed) {
+        world = new ScaleDownBed(bed, "sde", "ExternalManaged");
+        pool = new DrainBed(bed, "sde");
+    }
+
+    @AfterAll
+    void stopWorld() {
+        if (world != null) {
+            world.delete(pool.namespace);
+            pool.cleanUp();
+            world.close();
+        }
+    }
+
+    @Test
+    void drainsThenDeletesTheNodeDestroysItsVmAndDropsItFromTheMap() {
+        String node = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.awaitReadyPods("web", 2);
+        String spare = world.addWorker(pool);
+        String vmId = world.fixture.vmId(node);
+
+        world.create(pool.namespace, List.of(node), null, Removal.DestroyVM, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown done = world.awaitPhase(pool.namespace, ScaleDownStatus.Phase.Succeeded, Duration.ofSeconds(120));
+
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).isEmpty();
+        assertThat(world.simulator().calls("destroyVirtualMachine")).singleElement().satisfies(call -> {
+            assertThat(call.param("id")).isEqualTo(vmId);
+            assertThat(call.param("expunge")).isEqualTo("true");
+        });
+        assertThat(world.simulator().calls("removeVirtualMachinesFromKubernetesCluster")).singleElement()
+                .satisfies(call -> assertThat(call.param("virtualmachineids")).isEqualTo(vmId));
+        assertThat(world.simulator().findVm(vmId)).as("the VM is expunged").isEmpty();
+        assertThat(world.simulator().cluster(world.fixture.cluster().id()).vmIds()).doesNotContain(vmId);
+        assertThat(done.getStatus().getRemoval().getRemovedVmIds()).containsExactly(vmId);
+        assertThat(done.getStatus().getNodes().get(0).getRemovalJobId()).as("the destroy job was recorded, then polled").isNotBlank();
+        world.assertNodeGone(node);
+        pool.awaitReadyPods("web", 2);
+        assertThat(pool.podsOn(spare)).hasSize(2);
+    }
+}

@@ -1,0 +1,357 @@
+package dev.cks.nodeops.scaledown;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
+import dev.cks.nodeops.cloudstack.simulator.RecordedCall;
+import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.DrainBed;
+import dev.cks.nodeops.drain.Preflight;
+import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
+import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+
+/** ScaleDown of a CloudManaged CKS cluster: the packaged operator against the real control plane and the CloudStack simulator. */
+@ExtendWith(TestBedExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ScaleDownIT {
+    private static final Duration WITHIN = Duration.ofSeconds(120);
+
+    private ScaleDownBed world;
+    private DrainBed pool;
+    private String name;
+
+    @BeforeAll
+    void startWorld(TestBed bed) {
+        world = new ScaleDownBed(bed, "sdc", "CloudManaged");
+    }
+
+    @AfterAll
+    void stopWorld() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp(TestBed bed) {
+        pool = new DrainBed(bed, "sdc");
+        name = pool.namespace;
+        world.simulator().clearCalls();
+    }
+
+    @AfterEach
+    void tearDown() {
+        world.delete(name);
+        pool.cleanUp();
+        // A failed job leaves the simulated cluster in Alert; the next test starts from Running.
+        world.simulator().setClusterState(world.fixture.cluster().id(), "Running");
+    }
+
+    @Test
+    void removesTwoWorkersCordoningBothBeforeDrainingEitherWithOneScaleCall() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        pool.deployment("web", 4, false);
+        pool.awaitReadyPods("web", 4);
+        assertThat(pool.podsOn(first).size() + pool.podsOn(second).size()).as("the pods run on the nodes to remove").isEqualTo(4);
+        String spare = world.addWorker(pool);
+
+        ScaleDown done;
+        try (CordonEvictionOrder order = new CordonEvictionOrder(world, pool.namespace, List.of(first, second))) {
+            world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+            done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+            order.assertEveryNodeCordonedBeforeTheFirstEviction();
+        }
+
+        assertThat(ScaleDownBed.condition(done, Conditions.SUCCEEDED).getStatus()).isEqualTo("True");
+        assertThat(done.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsOnly(Phase.Removed);
+        assertThat(done.getStatus().getProgress()).isEqualTo("2/2");
+        List<RecordedCall> scales = world.simulator().calls("scaleKubernetesCluster");
+        assertThat(scales).as("exactly one scaleKubernetesCluster call").hasSize(1);
+        assertThat(Arrays.asList(scales.get(0).param("nodeids").split(",")))
+                .containsExactlyInAnyOrder(world.fixture.vmId(first), world.fixture.vmId(second));
+        assertThat(world.simulator().cluster(world.fixture.cluster().id()).vmIds())
+                .doesNotContain(world.fixture.vmId(first), world.fixture.vmId(second));
+        assertThat(done.getStatus().getRemoval().getRemovedVmIds()).containsExactlyInAnyOrder(world.fixture.vmId(first), world.fixture.vmId(second));
+        pool.awaitReadyPods("web", 4);
+        assertThat(pool.podsOn(spare)).as("the pods were rescheduled onto the remaining worker").hasSize(4);
+        world.assertNodeGone(first);
+        world.assertNodeGone(second);
+        assertThat(world.metrics())
+                .containsPattern("cks_operations_total\\{[^}]*kind=\"ScaleDown\"[^}]*outcome=\"Succeeded\"[^}]*} [1-9]")
+                .containsPattern("cks_node_step_seconds_count\\{[^}]*kind=\"ScaleDown\"[^}]*step=\"drain\"[^}]*} (?:[2-9]|[1-9][0-9])");
+    }
+
+    @Test
+    void pdbBlockingTheSecondNodeRollsBackAndLeavesTheNodeCordonedBeforeCordoned() {
+        String blocked = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.budget("web-pdb", "web", 2, null);
+        pool.awaitReadyPods("web", 2);
+        pool.awaitBudget("web-pdb", 2, 2);
+        String cordonedBefore = world.addWorker(pool);
+        pool.cordon(cordonedBefore);
+        world.addWorker(pool);
+
+        world.create(name, List.of(cordonedBefore, blocked), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(3, 0));
+        ScaleDown rolledBack = world.awaitPhase(name, ScaleDownStatus.Phase.RolledBack, WITHIN);
+
+        String message = ScaleDownBed.condition(rolledBack, Conditions.ROLLED_BACK).getMessage();
+        assertThat(message).contains("node " + blocked).contains("pdb " + pool.namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed");
+        assertThat(ScaleDownBed.condition(rolledBack, ScaleDownReconciler.PREFLIGHT_CONDITION))
+                .as("preflight (Warn) predicted the block and the scale-down went on")
+                .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"))
+                .satisfies(c -> assertThat(c.getMessage()).contains(pool.namespace + "/web-pdb"));
+        assertThat(world.isUnschedulable(blocked)).as("the node this ScaleDown cordoned is schedulable again").isFalse();
+        assertThat(world.isUnschedulable(cordonedBefore)).as("the node cordoned before the ScaleDown stays cordoned").isTrue();
+        assertThat(world.operatorAnnotations(blocked)).isEmpty();
+        assertThat(world.operatorAnnotations(cordonedBefore)).isEmpty();
+        assertThat(world.cloudStackWrites()).as("nothing was asked of CloudStack").isEmpty();
+        assertThat(rolledBack.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getName, ScaleDownNodeStatus::getPhase)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(cordonedBefore, Phase.Drained), org.assertj.core.groups.Tuple.tuple(blocked, Phase.Failed));
+        assertThat(rolledBack.getStatus().getNodes().get(0).getCordonedByUs()).isFalse();
+    }
+
+    @Test
+    void deletingTheScaleDownMidDrainUncordonsAndUnlocksItsNodes() {
+        String blocked = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        String cordonedBefore = world.addWorker(pool);
+        pool.cordon(cordonedBefore);
+        world.addWorker(pool);
+
+        world.create(name, List.of(blocked, cordonedBefore), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(300, 0));
+        world.await(name, "draining " + blocked, sd -> sd != null && sd.getStatus() != null
+                && blocked.equals(sd.getStatus().getCurrentNode()), WITHIN);
+        assertThat(world.operatorAnnotations(blocked)).containsKeys(NodeAnnotations.LOCK, NodeAnnotations.CORDONED_BY);
+
+        world.delete(name);
+
+        assertThat(world.isUnschedulable(blocked)).as("the node the ScaleDown cordoned is schedulable again").isFalse();
+        assertThat(world.isUnschedulable(cordonedBefore)).as("the node cordoned before stays cordoned").isTrue();
+        assertThat(world.operatorAnnotations(blocked)).isEmpty();
+        assertThat(world.operatorAnnotations(cordonedBefore)).isEmpty();
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
+    void deadlinePassingWhileDrainingRollsBack() {
+        String node = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        world.addWorker(pool);
+
+        // One long attempt: only the operation's deadline can end it.
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 8, ScaleDownBed.drain(300, 0));
+        ScaleDown rolledBack = world.awaitPhase(name, ScaleDownStatus.Phase.RolledBack, WITHIN);
+
+        assertThat(ScaleDownBed.condition(rolledBack, Conditions.ROLLED_BACK).getMessage()).contains("node " + node).contains("deadline");
+        assertThat(Timestamps.parse(rolledBack.getStatus().getCompletedAt())).isAfterOrEqualTo(Timestamps.parse(rolledBack.getStatus().getDeadline()));
+        assertThat(world.isUnschedulable(node)).isFalse();
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
+    void deadlinePassingDuringRemovalLetsTheRemovalFinish() {
+        String node = world.addWorker(pool);
+        world.addWorker(pool);
+        world.simulator().planJob("scaleKubernetesCluster", new JobOutcome.SucceedsAfter(Duration.ofSeconds(12)));
+
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 5, ScaleDownBed.drain(30, 0));
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        assertThat(Timestamps.parse(done.getStatus().getCompletedAt())).as("finished past the deadline")
+                .isAfter(Timestamps.parse(done.getStatus().getDeadline()));
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).hasSize(1);
+        assertThat(world.simulator().cluster(world.fixture.cluster().id()).vmIds()).doesNotContain(world.fixture.vmId(node));
+    }
+
+    @Test
+    void failedCloudStackJobMarksFailedAndUncordonsTheNodesStillThere() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        world.addWorker(pool);
+        world.simulator().planJob("scaleKubernetesCluster", JobOutcome.fails(530, "Failed to scale Kubernetes cluster: VM destroy failed"));
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown failed = world.awaitPhase(name, ScaleDownStatus.Phase.Failed, WITHIN);
+
+        assertThat(ScaleDownBed.condition(failed, Conditions.FAILED).getMessage()).contains("VM destroy failed");
+        assertThat(failed.getStatus().getRemoval().getRemainingVmIds()).containsExactlyInAnyOrder(world.fixture.vmId(first), world.fixture.vmId(second));
+        assertThat(failed.getStatus().getRemoval().getRemovedVmIds()).isEmpty();
+        assertThat(world.isUnschedulable(first)).isFalse();
+        assertThat(world.isUnschedulable(second)).isFalse();
+        assertThat(world.operatorAnnotations(first)).isEmpty();
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).hasSize(1);
+    }
+
+    @Test
+    void refusesControlPlaneUnknownLockedAndUnmappedNodesTouchingNothing() {
+        String locked = world.addWorker(pool);
+        world.client.nodes().withName(locked).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"" + NodeAnnotations.LOCK + "\":\"NodeUpgrade/to-1-36\"}}}");
+        String unmapped = pool.addWorker(world.prefix);
+        String free = world.addWorker(pool);
+        Map<String, String> cases = Map.of(
+                world.controlPlane, "is a control-plane node",
+                world.prefix + "-node-ffffffffff", "does not exist",
+                locked, "is locked by NodeUpgrade/to-1-36",
+                unmapped, "has no VM in the VM map");
+
+        cases.forEach((node, why) -> {
+            String refused = name + "-" + Math.abs(node.hashCode() % 10000);
+            world.create(refused, List.of(node, free), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+            ScaleDown result = world.awaitPhase(refused, ScaleDownStatus.Phase.Failed, WITHIN);
+            assertThat(ScaleDownBed.condition(result, Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+            assertThat(ScaleDownBed.condition(result, Conditions.ACCEPTED).getMessage()).contains("Node " + node + " " + why);
+            world.delete(refused);
+        });
+
+        for (String node : List.of(locked, unmapped, free, world.controlPlane)) {
+            assertThat(world.isUnschedulable(node)).as("%s untouched", node).isFalse();
+            assertThat(world.operatorAnnotations(node).keySet()).as("%s untouched", node)
+                    .isEqualTo(node.equals(locked) ? java.util.Set.of(NodeAnnotations.LOCK) : java.util.Set.of());
+        }
+        assertThat(world.operatorAnnotations(locked)).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/to-1-36");
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
+    void preflightFailRefusesABlockedDrainBeforeCordoningAnything() {
+        String node = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        world.addWorker(pool);
+
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0), Preflight.Fail);
+        ScaleDown refused = world.awaitPhase(name, ScaleDownStatus.Phase.Failed, WITHIN);
+
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getMessage()).contains(pool.namespace + "/web-pdb").contains("Nothing was cordoned");
+        assertThat(world.isUnschedulable(node)).isFalse();
+        assertThat(world.operatorAnnotations(node)).isEmpty();
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
+    void waitsWhileCloudStackScalesTheClusterThenCarriesOn() {
+        String node = world.addWorker(pool);
+        world.addWorker(pool);
+        world.simulator().setClusterState(world.fixture.cluster().id(), "Scaling");
+
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown waiting = world.awaitPhase(name, ScaleDownStatus.Phase.Waiting, WITHIN);
+        assertThat(ScaleDownBed.condition(waiting, Conditions.WAITING).getMessage()).contains("is Scaling");
+        assertThat(world.isUnschedulable(node)).as("nothing is cordoned while CloudStack is busy").isFalse();
+
+        world.simulator().setClusterState(world.fixture.cluster().id(), "Running");
+        world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+    }
+
+    @Test
+    void aNodeWhoseVmIsStoppedIsNeitherCordonedNorDrainedButRemoved() {
+        String down = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.awaitReadyPods("web", 1);
+        world.addWorker(pool);
+        world.simulator().setVmState(world.fixture.vmId(down), "Stopped");
+
+        world.create(name, List.of(down), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        ScaleDownNodeStatus status = done.getStatus().getNodes().get(0);
+        assertThat(status.getDownReason()).isEqualTo("its VM is stopped");
+        assertThat(status.getCordonedAt()).as("never cordoned").isNull();
+        assertThat(status.getDrain()).as("never drained").isNull();
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).singleElement()
+                .satisfies(call -> assertThat(call.param("nodeids")).isEqualTo(world.fixture.vmId(down)));
+    }
+
+    /**
+     * Proves the order from the API server's own sequence: resourceVersions are etcd revisions, so the
+     * revision at which each node became unschedulable can be compared with the one of the first eviction.
+     */
+    static final class CordonEvictionOrder implements AutoCloseable {
+        private final Map<String, Long> cordonRevision = new ConcurrentHashMap<>();
+        private final ConcurrentSkipListSet<Long> evictionRevisions = new ConcurrentSkipListSet<>();
+        private final List<String> nodes;
+        private final Watch nodeWatch;
+        private final Watch podWatch;
+
+        CordonEvictionOrder(ScaleDownBed world, String namespace, List<String> nodes) {
+            this.nodes = nodes;
+            this.nodeWatch = world.client.nodes().watch(new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, Node node) {
+                    if (nodes.contains(node.getMetadata().getName()) && NodeReadiness.isUnschedulable(node)) {
+                        cordonRevision.putIfAbsent(node.getMetadata().getName(), Long.parseLong(node.getMetadata().getResourceVersion()));
+                    }
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                }
+            });
+            this.podWatch = world.client.pods().inNamespace(namespace).watch(new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, Pod pod) {
+                    if (pod.getMetadata().getDeletionTimestamp() != null && nodes.contains(pod.getSpec().getNodeName())) {
+                        evictionRevisions.add(Long.parseLong(pod.getMetadata().getResourceVersion()));
+                    }
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                }
+            });
+        }
+
+        void assertEveryNodeCordonedBeforeTheFirstEviction() {
+            assertThat(cordonRevision.keySet()).as("every node was seen cordoned").containsExactlyInAnyOrderElementsOf(nodes);
+            assertThat(evictionRevisions).as("pods were evicted").isNotEmpty();
+            long lastCordon = cordonRevision.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+            assertThat(lastCordon).as("the last cordon (revision %s) comes before the first eviction (revision %s); cordons %s",
+                    lastCordon, evictionRevisions.first(), cordonRevision).isLessThan(evictionRevisions.first());
+        }
+
+        @Override
+        public void close() {
+            nodeWatch.close();
+            podWatch.close();
+        }
+    }
+}

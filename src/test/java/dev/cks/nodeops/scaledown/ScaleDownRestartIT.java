@@ -1,0 +1,114 @@
+package dev.cks.nodeops.scaledown;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
+import dev.cks.nodeops.drain.DrainBed;
+import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
+import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+
+/** The operator killed (SIGKILL) half-way and started again finishes the ScaleDown: nothing done twice, nothing left cordoned. */
+@ExtendWith(TestBedExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ScaleDownRestartIT {
+    /** Includes the new process taking over the leader Lease the killed one still holds. */
+    private static final Duration WITHIN = Duration.ofSeconds(150);
+
+    private ScaleDownBed world;
+    private DrainBed pool;
+    private String name;
+
+    @BeforeAll
+    void startWorld(TestBed bed) {
+        world = new ScaleDownBed(bed, "sdr", "CloudManaged");
+    }
+
+    @AfterAll
+    void stopWorld() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp(TestBed bed) {
+        pool = new DrainBed(bed, "sdr");
+        name = pool.namespace;
+        world.simulator().clearCalls();
+    }
+
+    @AfterEach
+    void tearDown() {
+        world.delete(name);
+        pool.cleanUp();
+        // A job that never finishes leaves the simulated cluster Scaling; the next test starts from Running.
+        world.simulator().setClusterState(world.fixture.cluster().id(), "Running");
+    }
+
+    @Test
+    void killedMidDrainAndStartedAgainCompletesWithOneScaleCall() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        // Holds the drain of the first node until the test lets it go: the kill lands mid-drain for sure.
+        pool.budget("web-pdb", "web", 2, null);
+        pool.awaitReadyPods("web", 2);
+        pool.awaitBudget("web-pdb", 2, 2);
+        String spare = world.addWorker(pool);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(120, 0));
+        world.await(name, "draining, blocked by the budget", sd -> sd != null && sd.getStatus() != null && sd.getStatus().getNodes().stream()
+                .anyMatch(n -> n.getPhase() == Phase.Draining && n.getDrain() != null && n.getDrain().getBlockedBy() != null
+                        && n.getDrain().getBlockedBy().contains("web-pdb")), WITHIN);
+        world.killOperator();
+        assertThat(world.isUnschedulable(first) && world.isUnschedulable(second)).as("both stay cordoned while no operator runs").isTrue();
+
+        world.client.policy().v1().podDisruptionBudget().inNamespace(pool.namespace).withName("web-pdb").delete();
+        world.startOperator();
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).as("no duplicate scale call").hasSize(1);
+        assertThat(Arrays.asList(world.simulator().calls("scaleKubernetesCluster").get(0).param("nodeids").split(",")))
+                .containsExactlyInAnyOrder(world.fixture.vmId(first), world.fixture.vmId(second));
+        assertThat(done.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsOnly(Phase.Removed);
+        pool.awaitReadyPods("web", 2);
+        assertThat(pool.podsOn(spare)).hasSize(2);
+        world.assertNodeGone(first);
+        world.assertNodeGone(second);
+    }
+
+    @Test
+    void killedWhileCloudStackRunsTheScaleJobPollsTheSameJobAfterRestart() {
+        String node = world.addWorker(pool);
+        world.addWorker(pool);
+        world.simulator().planJob("scaleKubernetesCluster", JobOutcome.neverFinishes());
+
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown removing = world.await(name, "the scale job recorded", sd -> sd != null && sd.getStatus() != null
+                && sd.getStatus().getRemoval() != null && sd.getStatus().getRemoval().getJobId() != null, WITHIN);
+        world.killOperator();
+        String jobId = removing.getStatus().getRemoval().getJobId();
+        world.startOperator();
+
+        // The restarted operator keeps polling the recorded job; the job never finishes, so the phase stays Removing.
+        long pollsBefore = world.simulator().calls("queryAsyncJobResult").stream().filter(c -> jobId.equals(c.param("jobid"))).count();
+        org.awaitility.Awaitility.await("the restarted operator polls job " + jobId).atMost(WITHIN)
+                .until(() -> world.simulator().calls("queryAsyncJobResult").stream().filter(c -> jobId.equals(c.param("jobid"))).count() > pollsBefore);
+        assertThat(world.get(name).getStatus().getPhase()).isEqualTo(ScaleDownStatus.Phase.Removing);
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).as("no second scale call after the restart").hasSize(1);
+    }
+}

@@ -1,0 +1,98 @@
+package dev.cks.nodeops.scaledown;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.cloudstack.CloudStackResponses;
+import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.common.OperatorSettings;
+import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
+import dev.cks.nodeops.scaledown.ScaleDownSteps.RemovalSeen;
+
+class ScaleDownStepsTest {
+    @Test
+    void drainsInStatusOrderAndFinishesTheNodeBeingDrainedFirst() {
+        List<ScaleDownNodeStatus> nodes = List.of(node("a", Phase.Drained, true), node("b", Phase.Cordoned, true), node("c", Phase.Draining, true));
+        assertThat(ScaleDownSteps.nextToDrain(nodes)).map(ScaleDownNodeStatus::getName).contains("c");
+        assertThat(ScaleDownSteps.nextToDrain(List.of(node("a", Phase.Drained, true), node("b", Phase.Cordoned, true))))
+                .map(ScaleDownNodeStatus::getName).contains("b");
+        assertThat(ScaleDownSteps.nextToDrain(List.of(node("a", Phase.Drained, true), node("d", Phase.SkippedDown, false)))).isEmpty();
+    }
+
+    @Test
+    void rollbackUncordonsOnlyWhatThisOperationCordonedAndNothingRemoved() {
+        List<ScaleDownNodeStatus> nodes = List.of(
+                node("ours", Phase.Drained, true),
+                node("before", Phase.Cordoned, false),
+                node("failed", Phase.Failed, true),
+                node("down", Phase.SkippedDown, null),
+                node("removed", Phase.Drained, true));
+        nodes.get(4).setVmId("vm-removed");
+
+        assertThat(ScaleDownSteps.toUncordon(nodes, Set.of("vm-removed"))).extracting(ScaleDownNodeStatus::getName)
+                .containsExactly("ours", "failed");
+    }
+
+    @Test
+    void progressCountsOnlyNodesThatNeedADrain() {
+        ScaleDownNodeStatus down = node("down", Phase.SkippedDown, null);
+        down.setDownReason("its VM is stopped");
+        assertThat(ScaleDownSteps.progress(List.of(node("a", Phase.Drained, true), node("b", Phase.Draining, true), down))).isEqualTo("1/2");
+    }
+
+    @Test
+    void afterARestartBetweenRequestAndJobIdCloudStackSaysWhatHappened() throws Exception {
+        List<String> ours = List.of("vm-1", "vm-2");
+        assertThat(ScaleDownSteps.removalSeen(cluster("Running", "vm-3"), ours)).isEqualTo(RemovalSeen.DONE);
+        assertThat(ScaleDownSteps.removalSeen(cluster("Scaling", "vm-1", "vm-2", "vm-3"), ours)).isEqualTo(RemovalSeen.IN_PROGRESS);
+        assertThat(ScaleDownSteps.removalSeen(cluster("Running", "vm-1", "vm-2", "vm-3"), ours)).isEqualTo(RemovalSeen.NOT_STARTED);
+    }
+
+    @Test
+    void splitsAFailedRemovalIntoRemovedAndRemaining() {
+        ScaleDownSteps.RemovalSplit split = ScaleDownSteps.split(List.of("vm-1", "vm-2"), Set.of("vm-2", "vm-9"));
+        assertThat(split.removed()).containsExactly("vm-1");
+        assertThat(split.remaining()).containsExactly("vm-2");
+    }
+
+    @Test
+    void drainOptionsTakeTheSettingsWhereTheResourceLeavesThemUnset() {
+        OperatorSettings.Drain defaults = new OperatorSettings.Drain() {
+            public int timeoutSeconds() { return 120; }
+            public int retries() { return 4; }
+            public int retryIntervalSeconds() { return 7; }
+        };
+        DrainOptions fromSpec = new DrainOptions();
+        fromSpec.setTimeoutSeconds(null);
+        fromSpec.setRetries(1);
+        fromSpec.setRetryIntervalSeconds(null);
+        fromSpec.setForce(true);
+
+        DrainOptions effective = ScaleDownSteps.drainOptions(fromSpec, defaults);
+
+        assertThat(effective.getTimeoutSeconds()).isEqualTo(120);
+        assertThat(effective.getRetries()).isEqualTo(1);
+        assertThat(effective.getRetryIntervalSeconds()).isEqualTo(7);
+        assertThat(effective.getForce()).isTrue();
+        assertThat(ScaleDownSteps.drainOptions(null, defaults).attempts()).isEqualTo(5);
+    }
+
+    private static KubernetesCluster cluster(String state, String... vmIds) throws Exception {
+        return CloudStackResponses.MAPPER.readValue("{\"id\":\"c1\",\"name\":\"prod\",\"state\":\"" + state + "\",\"virtualmachineids\":[\""
+                + String.join("\",\"", vmIds) + "\"]}", KubernetesCluster.class);
+    }
+
+    private static ScaleDownNodeStatus node(String name, Phase phase, Boolean cordonedByUs) {
+        ScaleDownNodeStatus node = new ScaleDownNodeStatus();
+        node.setName(name);
+        node.setPhase(phase);
+        node.setCordonedByUs(cordonedByUs);
+        node.setVmId("vm-" + name);
+        return node;
+    }
+}

@@ -1,0 +1,132 @@
+package dev.cks.nodeops.scaledown;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.cloudstack.CloudStackResponses;
+import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.scaledown.ScaleDownTargets.Candidate;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+
+class ScaleDownTargetsTest {
+    private static final String OWNER = "ScaleDown/remove-two";
+
+    @Test
+    void fewestPodsPicksTheLeastLoadedThenTheNewest() {
+        Instant old = Instant.parse("2026-01-01T00:00:00Z");
+        Instant newer = Instant.parse("2026-02-01T00:00:00Z");
+        List<Candidate> candidates = List.of(
+                new Candidate("busy", 9, newer),
+                new Candidate("old-empty", 0, old),
+                new Candidate("new-empty", 0, newer),
+                new Candidate("one-pod", 1, old),
+                new Candidate("b-same", 1, old));
+
+        assertThat(ScaleDownTargets.fewestPods(3, candidates)).containsExactly("new-empty", "old-empty", "b-same");
+        assertThat(ScaleDownTargets.fewestPods(9, candidates)).hasSize(5).endsWith("busy");
+    }
+
+    @Test
+    void refusesUnknownControlPlaneAndLockedNodesNamingEach() {
+        Map<String, Node> nodes = nodes(
+                worker("w1", null), worker("w2", "NodeUpgrade/to-1-36"), controlPlane("cp1"), worker("spare", null));
+
+        List<String> refusals = ScaleDownTargets.refusals(List.of("w1", "w2", "cp1", "ghost"), nodes, OWNER);
+
+        assertThat(refusals).hasSize(3);
+        assertThat(refusals).anySatisfy(r -> assertThat(r).startsWith("Node w2 is locked by NodeUpgrade/to-1-36"));
+        assertThat(refusals).anySatisfy(r -> assertThat(r).startsWith("Node cp1 is a control-plane node"));
+        assertThat(refusals).anySatisfy(r -> assertThat(r).startsWith("Node ghost does not exist"));
+    }
+
+    @Test
+    void ourOwnLockIsNoRefusal() {
+        Map<String, Node> nodes = nodes(worker("w1", OWNER), worker("spare", null));
+
+        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER)).isEmpty();
+    }
+
+    @Test
+    void refusesToRemoveTheLastSchedulableReadyWorker() {
+        Node cordoned = worker("cordoned", null);
+        cordoned.getSpec().setUnschedulable(true);
+        Map<String, Node> nodes = nodes(worker("w1", null), worker("w2", null), cordoned, controlPlane("cp1"));
+
+        assertThat(ScaleDownTargets.refusals(List.of("w1", "w2"), nodes, OWNER))
+                .singleElement().asString().contains("would leave no schedulable Ready worker");
+        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER)).isEmpty();
+    }
+
+    @Test
+    void cloudStackRefusalsNameTheNodeWithoutVmAndTheClusterState() throws Exception {
+        KubernetesCluster stopped = cluster("Stopped", "CloudManaged");
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1", "w9"), stopped, Removal.CloudStackScale))
+                .anySatisfy(r -> assertThat(r).contains("is in state Stopped, in which CloudStack accepts no scale"))
+                .anySatisfy(r -> assertThat(r).startsWith("Node w9 has no VM in the VM map"))
+                .hasSize(2);
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Alert", "CloudManaged"), Removal.CloudStackScale)).isEmpty();
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Running", "ExternalManaged"), Removal.CloudStackScale))
+                .singleElement().asString().contains("use removal: DestroyVM");
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Running", "ExternalManaged"), Removal.DestroyVM)).isEmpty();
+    }
+
+    @Test
+    void aNodeIsDownWhenNotReadyOrItsVmIsStopped() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged");
+        assertThat(ScaleDownTargets.downReason(worker("w1", null), ScaleDownTargets.vmOf("w1", cluster))).isEmpty();
+        assertThat(ScaleDownTargets.downReason(worker("w2", null), ScaleDownTargets.vmOf("w2", cluster))).contains("its VM is stopped");
+        Node notReady = worker("w1", null);
+        notReady.getStatus().getConditions().get(0).setStatus("False");
+        assertThat(ScaleDownTargets.downReason(notReady, Optional.empty())).contains("it is NotReady");
+    }
+
+    @Test
+    void countCandidatesAreReadySchedulableMappedWorkersNobodyElseLocked() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged");
+        assertThat(ScaleDownTargets.isCandidate(worker("w1", null), cluster, OWNER)).isTrue();
+        assertThat(ScaleDownTargets.isCandidate(worker("w1", "NodeUpgrade/x"), cluster, OWNER)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(worker("unmapped", null), cluster, OWNER)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(controlPlane("w1"), cluster, OWNER)).isFalse();
+    }
+
+    static KubernetesCluster cluster(String state, String type) throws Exception {
+        return CloudStackResponses.MAPPER.readValue("""
+                {"id":"c1","name":"prod","state":"%s","clustertype":"%s","virtualmachines":[
+                  {"id":"vm-1","name":"w1","state":"Running"},{"id":"vm-2","name":"w2","state":"Stopped"}]}
+                """.formatted(state, type), KubernetesCluster.class);
+    }
+
+    static Node worker(String name, String lockedBy) {
+        NodeBuilder node = new NodeBuilder().withNewMetadata().withName(name).withCreationTimestamp("2026-01-01T00:00:00Z").endMetadata()
+                .withNewSpec().endSpec()
+                .withNewStatus().addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus();
+        if (lockedBy != null) {
+            node.editMetadata().addToAnnotations(NodeAnnotations.LOCK, lockedBy).endMetadata();
+        }
+        return node.build();
+    }
+
+    static Node controlPlane(String name) {
+        Node node = worker(name, null);
+        node.getMetadata().setLabels(Map.of(ScaleDownTargets.CONTROL_PLANE_LABEL, ""));
+        return node;
+    }
+
+    private static Map<String, Node> nodes(Node... nodes) {
+        Map<String, Node> byName = new LinkedHashMap<>();
+        for (Node node : nodes) {
+            byName.put(node.getMetadata().getName(), node);
+        }
+        return byName;
+    }
+}
