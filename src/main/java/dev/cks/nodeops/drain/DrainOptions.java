@@ -2,6 +2,7 @@ package dev.cks.nodeops.drain;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
+import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 
@@ -51,19 +52,20 @@ public class DrainOptions {
     @JsonPropertyDescription("Only drain pods matching this label selector (e.g. 'app=web,tier!=cache'); empty means all pods.")
     private String podSelector = "";
 
-    /** A copy with the fields this CR left unset taken from the operator's settings. */
-    public DrainOptions withDefaults(int timeoutSeconds, int retries, int retryIntervalSeconds) {
+    /** The CR's drain options (may be null), with the operator's settings where the CR leaves a value unset. */
+    public static DrainOptions effective(DrainOptions fromSpec, OperatorSettings.Drain defaults) {
+        DrainOptions spec = fromSpec == null ? new DrainOptions() : fromSpec;
         DrainOptions resolved = new DrainOptions();
-        resolved.timeoutSeconds = this.timeoutSeconds == null || this.timeoutSeconds < 1 ? timeoutSeconds : this.timeoutSeconds;
-        resolved.retries = this.retries == null ? retries : this.retries;
-        resolved.retryIntervalSeconds = this.retryIntervalSeconds == null ? retryIntervalSeconds : this.retryIntervalSeconds;
-        resolved.gracePeriodSeconds = gracePeriodSeconds;
-        resolved.ignoreDaemonSets = ignoreDaemonSets;
-        resolved.deleteEmptyDirData = deleteEmptyDirData;
-        resolved.force = force;
-        resolved.disableEviction = disableEviction;
-        resolved.skipWaitForDeleteTimeoutSeconds = skipWaitForDeleteTimeoutSeconds;
-        resolved.podSelector = podSelector;
+        resolved.timeoutSeconds = spec.timeoutSeconds == null || spec.timeoutSeconds < 1 ? defaults.timeoutSeconds() : spec.timeoutSeconds;
+        resolved.retries = spec.retries == null ? defaults.retries() : spec.retries;
+        resolved.retryIntervalSeconds = spec.retryIntervalSeconds == null ? defaults.retryIntervalSeconds() : spec.retryIntervalSeconds;
+        resolved.gracePeriodSeconds = spec.gracePeriodSeconds;
+        resolved.ignoreDaemonSets = spec.ignoreDaemonSets;
+        resolved.deleteEmptyDirData = spec.deleteEmptyDirData;
+        resolved.force = spec.force;
+        resolved.disableEviction = spec.disableEviction;
+        resolved.skipWaitForDeleteTimeoutSeconds = spec.skipWaitForDeleteTimeoutSeconds;
+        resolved.podSelector = spec.podSelector;
         return resolved;
     }
 

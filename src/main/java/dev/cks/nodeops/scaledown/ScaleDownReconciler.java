@@ -675,7 +675,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     }
 
     private DrainOptions drainOptions(ScaleDownSpec spec) {
-        return ScaleDownSteps.drainOptions(spec.getDrain(), settings.drain());
+        return DrainOptions.effective(spec.getDrain(), settings.drain());
     }
 
     private static List<String> targetNames(ScaleDownStatus status) {

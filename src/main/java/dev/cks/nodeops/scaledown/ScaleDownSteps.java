@@ -7,8 +7,6 @@ import java.util.Set;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
-import dev.cks.nodeops.drain.DrainOptions;
-import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 
 /** What a ScaleDown does next, decided from its status alone (pure), so a restarted operator decides the same. */
@@ -70,33 +68,5 @@ final class ScaleDownSteps {
     static RemovalSplit split(List<String> vmIds, Set<String> stillMapped) {
         return new RemovalSplit(vmIds.stream().filter(id -> !stillMapped.contains(id)).toList(),
                 vmIds.stream().filter(stillMapped::contains).toList());
-    }
-
-    /** The CR's drain options, with the operator's settings where the CR leaves a value unset. */
-    static DrainOptions drainOptions(DrainOptions fromSpec, OperatorSettings.Drain defaults) {
-        DrainOptions effective = new DrainOptions();
-        effective.setTimeoutSeconds(defaults.timeoutSeconds());
-        effective.setRetries(defaults.retries());
-        effective.setRetryIntervalSeconds(defaults.retryIntervalSeconds());
-        if (fromSpec == null) {
-            return effective;
-        }
-        if (fromSpec.getTimeoutSeconds() != null && fromSpec.getTimeoutSeconds() >= 1) {
-            effective.setTimeoutSeconds(fromSpec.getTimeoutSeconds());
-        }
-        if (fromSpec.getRetries() != null) {
-            effective.setRetries(fromSpec.getRetries());
-        }
-        if (fromSpec.getRetryIntervalSeconds() != null) {
-            effective.setRetryIntervalSeconds(fromSpec.getRetryIntervalSeconds());
-        }
-        effective.setGracePeriodSeconds(fromSpec.getGracePeriodSeconds());
-        effective.setIgnoreDaemonSets(fromSpec.getIgnoreDaemonSets());
-        effective.setDeleteEmptyDirData(fromSpec.getDeleteEmptyDirData());
-        effective.setForce(fromSpec.getForce());
-        effective.setDisableEviction(fromSpec.getDisableEviction());
-        effective.setSkipWaitForDeleteTimeoutSeconds(fromSpec.getSkipWaitForDeleteTimeoutSeconds());
-        effective.setPodSelector(fromSpec.getPodSelector());
-        return effective;
     }
 }

@@ -24,6 +24,8 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
+import dev.cks.nodeops.drain.DrainClient;
+import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
@@ -38,9 +40,7 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
@@ -100,10 +100,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.settings = settings;
         this.locks = new NodeLock(client);
         this.cordons = new Cordon(client);
-        // The drain must see a PDB's 429 itself (EvictionApi insists), while every other call keeps the
-        // client's retries: the drain gets its own client on the same configuration, minus the retries.
-        KubernetesClient evictions = new KubernetesClientBuilder()
-                .withConfig(new ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build()).build();
+        KubernetesClient evictions = DrainClient.from(client);
         this.drainer = new NodeDrainer(evictions);
         this.preflight = new DrainPreflight(evictions);
         this.isoExecutor = new CloudStackIsoExecutor(cloudStack, client);
@@ -207,7 +204,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         if (spec.getPreflight() != Preflight.Skip && !toUpgrade.isEmpty()) {
             PreflightPrediction.Report report;
             try {
-                report = preflight.check(toUpgrade, spec.getDrain(), now);
+                report = preflight.check(toUpgrade, DrainOptions.effective(spec.getDrain(), settings.drain()), now);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new KubernetesClientException("interrupted during the drain preflight");
@@ -307,7 +304,8 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     private Duration drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         NodeUpgradeStatus status = upgrade.getStatus();
-        DrainResult result = drainer.step(node.getName(), upgrade.getSpec().getDrain(), node.getDrain(), Timestamps.parse(status.getDeadline()), now);
+        DrainOptions options = DrainOptions.effective(upgrade.getSpec().getDrain(), settings.drain());
+        DrainResult result = drainer.step(node.getName(), options, node.getDrain(), Timestamps.parse(status.getDeadline()), now);
         node.setDrain(result.state());
         boolean blocked = result.report() != null && !result.report().isBlank();
         metrics.drainBlocked(KIND, name(upgrade), node.getName(), blocked && result.outcome() != DrainResult.Outcome.DONE);
@@ -315,7 +313,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             case IN_PROGRESS -> {
                 int attempt = Objects.requireNonNullElse(result.state().getAttempt(), 1);
                 progressing(upgrade, "Draining", "draining " + node.getName() + " (attempt " + attempt + "/"
-                        + upgrade.getSpec().getDrain().attempts() + ")" + (blocked ? ": " + firstLine(result.report()) : ""), now);
+                        + options.attempts() + ")" + (blocked ? ": " + firstLine(result.report()) : ""), now);
                 return result.nextCheckAt() == null ? NEXT_STEP : UpgradeProgress.until(result.nextCheckAt(), now).plus(NEXT_STEP);
             }
             case DONE -> {

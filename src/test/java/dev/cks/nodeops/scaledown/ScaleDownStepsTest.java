@@ -9,8 +9,6 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
-import dev.cks.nodeops.common.OperatorSettings;
-import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSteps.RemovalSeen;
 
@@ -58,28 +56,6 @@ class ScaleDownStepsTest {
         ScaleDownSteps.RemovalSplit split = ScaleDownSteps.split(List.of("vm-1", "vm-2"), Set.of("vm-2", "vm-9"));
         assertThat(split.removed()).containsExactly("vm-1");
         assertThat(split.remaining()).containsExactly("vm-2");
-    }
-
-    @Test
-    void drainOptionsTakeTheSettingsWhereTheResourceLeavesThemUnset() {
-        OperatorSettings.Drain defaults = new OperatorSettings.Drain() {
-            public int timeoutSeconds() { return 120; }
-            public int retries() { return 4; }
-            public int retryIntervalSeconds() { return 7; }
-        };
-        DrainOptions fromSpec = new DrainOptions();
-        fromSpec.setTimeoutSeconds(null);
-        fromSpec.setRetries(1);
-        fromSpec.setRetryIntervalSeconds(null);
-        fromSpec.setForce(true);
-
-        DrainOptions effective = ScaleDownSteps.drainOptions(fromSpec, defaults);
-
-        assertThat(effective.getTimeoutSeconds()).isEqualTo(120);
-        assertThat(effective.getRetries()).isEqualTo(1);
-        assertThat(effective.getRetryIntervalSeconds()).isEqualTo(7);
-        assertThat(effective.getForce()).isTrue();
-        assertThat(ScaleDownSteps.drainOptions(null, defaults).attempts()).isEqualTo(5);
     }
 
     private static KubernetesCluster cluster(String state, String... vmIds) throws Exception {
