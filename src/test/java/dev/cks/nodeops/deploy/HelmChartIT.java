@@ -5,9 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -15,8 +20,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import dev.cks.nodeops.scaledown.ScaleDown;
+import dev.cks.nodeops.scaledown.ScaleDownSpec;
+import dev.cks.nodeops.scaledown.ScaleDownStatus;
+import dev.cks.nodeops.testbed.CloudStackFixture;
+import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
  * The chart lints, renders, installs into the real API server, and grants the operator's
@@ -112,6 +124,46 @@ class HelmChartIT {
         String rendered = bed.tool("helm", "template", "t", CHART, "--set", "drain.allowDisableEviction=true");
         assertThat(rendered).contains("plain deletes bypass PodDisruptionBudgets");
         assertThat(bed.tool("helm", "template", "t", CHART)).doesNotContain("plain deletes bypass PodDisruptionBudgets");
+    }
+
+    /**
+     * The proof that the ClusterRole and Roles are complete: the operator authenticated as the chart's
+     * ServiceAccount (a token from the TokenRequest API, nothing else) carries a ScaleDown to the end.
+     */
+    @Test
+    void theOperatorRunningAsTheChartsServiceAccountCompletesAScaleDown() throws Exception {
+        KubernetesClient client = bed.client();
+        List<Node> nodes = new ArrayList<>(List.of(bed.addControlPlane("chart-it"), bed.addWorker("chart-it"), bed.addWorker("chart-it")));
+        String leaving = nodes.get(2).getMetadata().getName();
+        try (CloudStackFixture cloudStack = CloudStackFixture.forNodes(bed, "chart-it", "CloudManaged", nodes)) {
+            assertThat(cloudStack.operatorProperties()).containsEntry("cks.cloudstack.secret-name", SECRET);
+            Path kubeconfig = bed.kubeconfigForServiceAccount(NAMESPACE, SERVICE_ACCOUNT);
+            Map<String, String> properties = new HashMap<>(cloudStack.operatorProperties());
+            properties.put("cks.namespace", NAMESPACE);
+            properties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
+            try (OperatorProcess operator = OperatorProcess.start(bed, kubeconfig, "as-service-account", properties)) {
+                client.resource(scaleDown("rbac-proof", leaving)).create();
+                Awaitility.await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
+                    ScaleDown current = client.resources(ScaleDown.class).withName("rbac-proof").get();
+                    assertThat(current.getStatus()).isNotNull();
+                    assertThat(current.getStatus().getPhase()).as("%s", current.getStatus().getMessage())
+                            .isEqualTo(ScaleDownStatus.Phase.Succeeded);
+                });
+                assertThat(cloudStack.simulator().calls("scaleKubernetesCluster")).hasSize(1);
+                assertThat(Files.readString(operator.log())).as("the operator was never refused by RBAC").doesNotContain("Forbidden");
+            } finally {
+                client.resources(ScaleDown.class).withName("rbac-proof").delete();
+            }
+        }
+    }
+
+    private static ScaleDown scaleDown(String name, String node) {
+        ScaleDown scaleDown = new ScaleDown();
+        scaleDown.getMetadata().setName(name);
+        ScaleDownSpec spec = new ScaleDownSpec();
+        spec.setNodeNames(List.of(node));
+        scaleDown.setSpec(spec);
+        return scaleDown;
     }
 
     private String canI(List<String> verbAndResource) {

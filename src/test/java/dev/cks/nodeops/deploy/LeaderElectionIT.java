@@ -1,0 +1,124 @@
+package dev.cks.nodeops.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.scaledown.ScaleDown;
+import dev.cks.nodeops.scaledown.ScaleDownSpec;
+import dev.cks.nodeops.scaledown.ScaleDownStatus;
+import dev.cks.nodeops.testbed.CloudStackFixture;
+import dev.cks.nodeops.testbed.OperatorProcess;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+
+/**
+ * Two operator processes: only the Lease holder works; when it is killed half-way through a
+ * ScaleDown, the other takes the Lease and finishes the operation correctly.
+ */
+@ExtendWith(TestBedExtension.class)
+class LeaderElectionIT {
+    private static final String LEASE = "cks-node-operator-leader";
+
+    @Test
+    void theStandbyTakesOverAKilledLeadersScaleDownAndFinishesIt(TestBed bed) {
+        KubernetesClient client = bed.client();
+        List<Node> nodes = new ArrayList<>(List.of(bed.addControlPlane("lead")));
+        for (int i = 0; i < 3; i++) {
+            nodes.add(bed.addWorker("lead"));
+        }
+        List<String> workers = nodes.subList(1, 4).stream().map(n -> n.getMetadata().getName()).toList();
+        workers.forEach(w -> client.nodes().withName(w).edit(n -> {
+            n.getMetadata().getLabels().put("lead-it", "yes");
+            return n;
+        }));
+        String victim = workers.get(0);
+        String namespace = bed.newNamespace("lead");
+        // Six pods, most of them on the victim, under a PDB that at first allows no disruption: the
+        // drain is held in its eviction retries while the leader is killed, and released after.
+        client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
+                .withNewMetadata().withName("web").endMetadata()
+                .withNewSpec().withReplicas(6).withNewSelector().addToMatchLabels("app", "web").endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata()
+                .withNewSpec().addToNodeSelector("lead-it", "yes")
+                .withNewAffinity().withNewNodeAffinity().addNewPreferredDuringSchedulingIgnoredDuringExecution()
+                .withWeight(100).withNewPreference().addNewMatchExpression().withKey("kubernetes.io/hostname").withOperator("In")
+                .withValues(victim).endMatchExpression().endPreference().endPreferredDuringSchedulingIgnoredDuringExecution()
+                .endNodeAffinity().endAffinity()
+                .addNewContainer().withName("web").withImage("registry.invalid/web:1").endContainer()
+                .endSpec().endTemplate().endSpec().build()).create();
+        Awaitility.await().atMost(Duration.ofSeconds(90)).until(() -> Integer.valueOf(6)
+                .equals(client.apps().deployments().inNamespace(namespace).withName("web").get().getStatus().getReadyReplicas()));
+        assertThat(client.pods().inNamespace(namespace).list().getItems()).anyMatch(p -> victim.equals(p.getSpec().getNodeName()));
+        client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(new PodDisruptionBudgetBuilder()
+                .withNewMetadata().withName("web").endMetadata()
+                .withNewSpec().withMinAvailable(new IntOrString(6)).withNewSelector().addToMatchLabels("app", "web").endSelector().endSpec()
+                .build()).create();
+
+        try (CloudStackFixture cloudStack = CloudStackFixture.forNodes(bed, "lead", "CloudManaged", nodes)) {
+            Map<String, String> properties = new HashMap<>(cloudStack.operatorProperties());
+            properties.put("cks.leader-election.identity", "operator-a");
+            OperatorProcess leader = OperatorProcess.start(bed, "leader-a", properties);
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "operator-a".equals(holder(client)));
+            properties.put("cks.leader-election.identity", "operator-b");
+            try (OperatorProcess standby = OperatorProcess.start(bed, "leader-b", properties)) {
+                assertThat(holder(client)).as("the standby does not take a held Lease").isEqualTo("operator-a");
+
+                ScaleDown scaleDown = new ScaleDown();
+                scaleDown.getMetadata().setName("leader-handover");
+                ScaleDownSpec spec = new ScaleDownSpec();
+                spec.setNodeNames(List.of(victim));
+                spec.getDrain().setTimeoutSeconds(120);
+                spec.getDrain().setRetryIntervalSeconds(1);
+                scaleDown.setSpec(spec);
+                client.resource(scaleDown).create();
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> phase(client) == ScaleDownStatus.Phase.Draining);
+                leader.kill();
+
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "operator-b".equals(holder(client)));
+                client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName("web").edit(pdb -> {
+                    pdb.getSpec().setMinAvailable(null);
+                    pdb.getSpec().setMaxUnavailable(new IntOrString(1));
+                    return pdb;
+                });
+                Awaitility.await().atMost(Duration.ofSeconds(180)).until(() -> phase(client) == ScaleDownStatus.Phase.Succeeded);
+                assertThat(cloudStack.simulator().calls("scaleKubernetesCluster")).hasSize(1);
+                assertThat(cloudStack.simulator().cluster(cloudStack.cluster().id()).vmIds()).doesNotContain(cloudStack.vmId(victim));
+                assertThat(client.pods().inNamespace(namespace).list().getItems())
+                        .filteredOn(p -> p.getMetadata().getDeletionTimestamp() == null)
+                        .hasSize(6)
+                        .allSatisfy(p -> assertThat(p.getSpec().getNodeName()).isNotEqualTo(victim));
+                for (String other : workers.subList(1, 3)) {
+                    Node node = client.nodes().withName(other).get();
+                    assertThat(node.getSpec().getUnschedulable()).as("%s is schedulable", other).isNotEqualTo(Boolean.TRUE);
+                    assertThat(node.getMetadata().getAnnotations()).doesNotContainKeys(NodeAnnotations.LOCK, NodeAnnotations.CORDONED_BY);
+                }
+            }
+        }
+    }
+
+    private static String holder(KubernetesClient client) {
+        Lease lease = client.leases().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(LEASE).get();
+        return lease == null ? null : lease.getSpec().getHolderIdentity();
+    }
+
+    private static ScaleDownStatus.Phase phase(KubernetesClient client) {
+        ScaleDown current = client.resources(ScaleDown.class).withName("leader-handover").get();
+        return current == null || current.getStatus() == null ? null : current.getStatus().getPhase();
+    }
+}
