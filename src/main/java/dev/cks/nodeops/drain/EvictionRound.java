@@ -1,11 +1,13 @@
 package dev.cks.nodeops.drain;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus;
@@ -69,6 +71,32 @@ public final class EvictionRound {
             evictNow.add(pod);
         }
         return new Plan(List.copyOf(evictNow), heldBack, allowanceLeft);
+    }
+
+    /**
+     * How soon the drain looks again after a round.
+     *
+     * @param holdingBudgets the numbers of the budgets that held pods back this round (an element is null
+     *     when its numbers are unknown); empty when none did
+     * @param podsLeaving pods were evicted this round or are still terminating
+     */
+    public static Duration nextLook(boolean apiError, boolean refusedWith429, List<BudgetNumbers> holdingBudgets, boolean podsLeaving) {
+        if (apiError) {
+            // The longer interval, so that a failing request is not repeated every second.
+            return NodeDrainer.RETRY_BLOCKED_EVICTION;
+        }
+        if (refusedWith429) {
+            return NodeDrainer.RECHECK_DISRUPTION_BUDGETS;
+        }
+        if (holdingBudgets.isEmpty()) {
+            return NodeDrainer.CHECK_TERMINATING;
+        }
+        // Pods on their way out, or replacements on their way in (fewer healthy pods than expected): the
+        // budget's disruptionsAllowed rises as soon as the disruption controller sees replacements Ready.
+        // A budget with all its pods healthy that still allows nothing (minAvailable equal to the
+        // replicas) does not loosen by itself, so a one-second look would only cost requests.
+        boolean mayLoosenSoon = podsLeaving || holdingBudgets.stream().anyMatch(n -> n == null || n.currentHealthy() < n.expectedPods());
+        return mayLoosenSoon ? NodeDrainer.RECHECK_DISRUPTION_BUDGETS : NodeDrainer.RETRY_BLOCKED_EVICTION;
     }
 
     /**

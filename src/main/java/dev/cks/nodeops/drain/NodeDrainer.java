@@ -3,7 +3,6 @@ package dev.cks.nodeops.drain;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -184,33 +183,10 @@ public final class NodeDrainer {
         if (givingUp) {
             return finish(Outcome.BLOCKED, next, report + "\nThe drain gives up: " + decision.why() + ".", remaining);
         }
-        Duration again;
-        if (apiError) {
-            // The longer interval, so that a failing request is not repeated every second.
-            again = RETRY_BLOCKED_EVICTION;
-        } else if (refusedWith429 || (!heldBack.isEmpty() && budgetsMayLoosenSoon(heldBack.values(), budgets, evicted, terminating))) {
-            again = RECHECK_DISRUPTION_BUDGETS;
-        } else if (!heldBack.isEmpty()) {
-            // Every budget holding pods back has all its pods healthy and still allows nothing (say
-            // minAvailable equal to the replicas): it will not loosen by itself within a second.
-            again = RETRY_BLOCKED_EVICTION;
-        } else {
-            again = CHECK_TERMINATING;
-        }
+        List<BudgetNumbers> holding = heldBack.values().stream().distinct()
+                .map(budgets::get).toList();
+        Duration again = EvictionRound.nextLook(apiError, refusedWith429, holding, !evicted.isEmpty() || !terminating.isEmpty());
         return inProgress(next, report, remaining, now.plus(again), decision.attemptEndsAt());
-    }
-
-    /**
-     * True while pods are on their way out or replacements on their way in: then a budget's
-     * {@code disruptionsAllowed} rises as soon as the disruption controller sees replacements Ready.
-     */
-    private static boolean budgetsMayLoosenSoon(Collection<String> holdingBudgets, Map<String, BudgetNumbers> numbers,
-            List<Pod> evicted, List<Pod> terminating) {
-        if (!evicted.isEmpty() || !terminating.isEmpty()) {
-            return true;
-        }
-        return holdingBudgets.stream().map(numbers::get)
-                .anyMatch(n -> n == null || n.currentHealthy() < n.expectedPods());
     }
 
     private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {

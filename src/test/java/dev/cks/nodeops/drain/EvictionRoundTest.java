@@ -8,6 +8,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
@@ -108,6 +109,25 @@ class EvictionRoundTest {
         EvictionRound.Plan empty = EvictionRound.plan(List.of(), List.of(web));
         assertThat(empty.evictNow()).isEmpty();
         assertThat(empty.heldBack()).isEmpty();
+    }
+
+    @Test
+    void looksAgainWithinASecondWhileABudgetCanLoosenAndLaterWhenItCannot() {
+        BudgetNumbers waitingForReplacements = new BudgetNumbers("shop", "web-pdb", 18, 18, 0, 20);
+        BudgetNumbers fullButAllowingNothing = new BudgetNumbers("shop", "db-pdb", 3, 3, 0, 3);
+
+        assertThat(EvictionRound.nextLook(false, false, List.of(waitingForReplacements), false)).isEqualTo(NodeDrainer.RECHECK_DISRUPTION_BUDGETS);
+        assertThat(EvictionRound.nextLook(false, false, List.of(fullButAllowingNothing), true))
+                .as("its own pods are leaving, so it loosens once replacements are Ready").isEqualTo(NodeDrainer.RECHECK_DISRUPTION_BUDGETS);
+        assertThat(EvictionRound.nextLook(false, false, List.of(fullButAllowingNothing), false))
+                .as("nothing moves: it will not loosen by itself").isEqualTo(NodeDrainer.RETRY_BLOCKED_EVICTION);
+        assertThat(EvictionRound.nextLook(false, false, java.util.Arrays.asList((BudgetNumbers) null), false))
+                .as("numbers unknown").isEqualTo(NodeDrainer.RECHECK_DISRUPTION_BUDGETS);
+        assertThat(EvictionRound.nextLook(false, true, List.of(), false)).as("a 429").isEqualTo(NodeDrainer.RECHECK_DISRUPTION_BUDGETS);
+        assertThat(EvictionRound.nextLook(true, true, List.of(waitingForReplacements), true))
+                .as("another API error is not repeated every second").isEqualTo(NodeDrainer.RETRY_BLOCKED_EVICTION);
+        assertThat(EvictionRound.nextLook(false, false, List.of(), true)).as("only terminating").isEqualTo(NodeDrainer.CHECK_TERMINATING);
+        assertThat(NodeDrainer.RECHECK_DISRUPTION_BUDGETS).isLessThan(NodeDrainer.RETRY_BLOCKED_EVICTION);
     }
 
     private static List<Pod> pods(String namespace, String app, int count) {
