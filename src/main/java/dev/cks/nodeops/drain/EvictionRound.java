@@ -31,8 +31,8 @@ public final class EvictionRound {
      * @param evictNow the pods to send now, in the order they were given
      * @param heldBack pods not sent because a budget allows no further disruption this round, with the
      *     namespace/name of that budget
-     * @param allowanceLeft per trusted budget (namespace/name) that covers a due pod: disruptions it still
-     *     allows after the pods in {@code evictNow} go
+     * @param allowanceLeft per trusted budget (namespace/name): disruptions it still allows after the pods
+     *     in {@code evictNow} go
      */
     public record Plan(List<Pod> evictNow, Map<Pod, String> heldBack, Map<String, Integer> allowanceLeft) {
     }
