@@ -34,12 +34,23 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
  * an operator restart) continues where the last one stopped.
  */
 public final class NodeDrainer {
-    /** How soon a 429 (or another API error) is tried again: a fixed interval, as kubectl drain does. */
+    /** How soon an eviction that failed with an API error other than a budget's 429 is tried again. */
     public static final Duration RETRY_BLOCKED_EVICTION = Duration.ofSeconds(5);
+    /**
+     * How soon to look again when a PodDisruptionBudget held pods back (or answered 429): replacements
+     * becoming Ready raise {@code disruptionsAllowed} within about a second, and a look that sends no
+     * eviction costs two list calls (the node's pods, the budgets), not one request per pod.
+     */
+    public static final Duration RECHECK_DISRUPTION_BUDGETS = Duration.ofSeconds(1);
     /** How soon to look again while evicted pods are only terminating. */
     public static final Duration CHECK_TERMINATING = Duration.ofSeconds(1);
     /** Evictions in flight at once; enough to empty a node quickly without flooding the API server. */
     public static final int MAX_PARALLEL_EVICTIONS = 16;
+    /**
+     * Up to this many namespaces, budgets are listed namespace by namespace (each answer holds only
+     * budgets that can matter); beyond it one cluster-wide list is fewer requests.
+     */
+    static final int MAX_NAMESPACES_LISTED_ONE_BY_ONE = 3;
     private static final Duration STEP_BUDGET = Duration.ofSeconds(20);
 
     private final KubernetesClient client;
@@ -102,12 +113,29 @@ public final class NodeDrainer {
 
         List<Pod> terminating = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).toList();
         List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
-        // When giving up, a dry run tells why each pod is still there without evicting anything more.
-        Map<Pod, Answer> answers = removeAll(due, options, givingUp);
+        // Budget-aware: send only the evictions the budgets allow now, so pods that could not go anyway
+        // cost no 429. Not when giving up (a dry run of every pod tells why each is still there, without
+        // evicting anything more), nor for plain deletes (they bypass budgets).
+        Map<String, List<PodDisruptionBudget>> budgetsListed = Map.of();
+        List<Pod> send = due;
+        Map<Pod, String> heldBack = Map.of();
+        if (!givingUp && !Boolean.TRUE.equals(options.getDisableEviction()) && !due.isEmpty()) {
+            Map<String, List<PodDisruptionBudget>> listed = listBudgets(due, next);
+            if (listed != null) {
+                budgetsListed = listed;
+                EvictionRound.Plan plan = EvictionRound.plan(due, listed.values().stream().flatMap(List::stream).toList());
+                send = plan.evictNow();
+                heldBack = plan.heldBack();
+            }
+            // Budgets unreadable: send everything, the API server decides as it always does.
+        }
+        Map<Pod, Answer> answers = removeAll(send, options, givingUp);
 
         List<StuckPod> stuck = new ArrayList<>();
         Map<String, List<Pod>> blockedByNamespace = new LinkedHashMap<>();
-        boolean retryable = false;
+        List<Pod> evicted = new ArrayList<>();
+        boolean refusedWith429 = false;
+        boolean apiError = false;
         int gone = 0;
         for (Pod pod : terminating) {
             stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.TERMINATING, terminatingDetail(pod, now)));
@@ -124,21 +152,27 @@ public final class NodeDrainer {
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.NOT_EVICTED_IN_TIME, ""));
                 } else {
                     next.recordEvicted(refOf(pod).key());
+                    evicted.add(pod);
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.TERMINATING, "evicted just now"));
                 }
             } else if (answer.tooManyRequests()) {
-                retryable = true;
+                refusedWith429 = true;
                 blockedByNamespace.computeIfAbsent(namespace, n -> new ArrayList<>()).add(pod);
                 stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.DISRUPTION_BUDGET,
                         DisruptionBudgets.namedIn(answer.causes()).map(name -> namespace + "/" + name).orElse(answer.message())));
                 next.setLastApiError(BlockedByReport.tail(action(options) + " " + refOf(pod).ref() + ": " + answer.describe()));
             } else {
-                retryable = true;
+                apiError = true;
                 stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.API_ERROR, answer.describe()));
                 next.setLastApiError(BlockedByReport.tail(action(options) + " " + refOf(pod).ref() + ": " + answer.describe()));
             }
         }
-        Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next);
+        for (Map.Entry<Pod, String> held : heldBack.entrySet()) {
+            Pod pod = held.getKey();
+            blockedByNamespace.computeIfAbsent(pod.getMetadata().getNamespace(), n -> new ArrayList<>()).add(pod);
+            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.DISRUPTION_BUDGET, held.getValue()));
+        }
+        Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next, budgetsListed, evicted);
         String report = BlockedByReport.format(node, stuck, budgets, givingUp ? next.getLastApiError() : null);
         int remaining = toRemove.size() - gone;
         if (remaining == 0) {
@@ -149,7 +183,10 @@ public final class NodeDrainer {
         if (givingUp) {
             return finish(Outcome.BLOCKED, next, report + "\nThe drain gives up: " + decision.why() + ".", remaining);
         }
-        return inProgress(next, report, remaining, now.plus(retryable ? RETRY_BLOCKED_EVICTION : CHECK_TERMINATING), decision.attemptEndsAt());
+        List<BudgetNumbers> holding = heldBack.values().stream().distinct()
+                .map(budgets::get).toList();
+        Duration again = EvictionRound.nextLook(apiError, refusedWith429, holding, !evicted.isEmpty() || !terminating.isEmpty());
+        return inProgress(next, report, remaining, now.plus(again), decision.attemptEndsAt());
     }
 
     private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {
@@ -182,19 +219,57 @@ public final class NodeDrainer {
         }
     }
 
-    /** One list of budgets per namespace with blocked pods; only read when a 429 came. */
-    private Map<String, BudgetNumbers> budgetsFor(Map<String, List<Pod>> blockedByNamespace, List<StuckPod> stuck, DrainState next) {
+    /**
+     * The budgets of the namespaces of the pods due: one list per namespace, or one cluster-wide list when
+     * the pods span more than {@value #MAX_NAMESPACES_LISTED_ONE_BY_ONE} namespaces. Null when a list failed.
+     */
+    private Map<String, List<PodDisruptionBudget>> listBudgets(List<Pod> due, DrainState next) {
+        Set<String> namespaces = new TreeSet<>();
+        due.forEach(p -> namespaces.add(p.getMetadata().getNamespace()));
+        Map<String, List<PodDisruptionBudget>> byNamespace = new LinkedHashMap<>();
+        namespaces.forEach(n -> byNamespace.put(n, new ArrayList<>()));
+        try {
+            if (namespaces.size() > MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
+                for (PodDisruptionBudget budget : client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems()) {
+                    List<PodDisruptionBudget> ofNamespace = byNamespace.get(budget.getMetadata().getNamespace());
+                    if (ofNamespace != null) {
+                        ofNamespace.add(budget);
+                    }
+                }
+            } else {
+                for (String namespace : namespaces) {
+                    byNamespace.put(namespace, client.policy().v1().podDisruptionBudget().inNamespace(namespace).list().getItems());
+                }
+            }
+        } catch (KubernetesClientException e) {
+            next.setLastApiError(BlockedByReport.tail("listing PodDisruptionBudgets: " + e.getMessage()));
+            return null;
+        }
+        return byNamespace;
+    }
+
+    /**
+     * The numbers of the budgets of namespaces with blocked pods, for the report. Namespaces listed at the
+     * start of this step are not listed again: their {@code disruptionsAllowed} is lowered by the evictions
+     * this step got accepted, as the API server lowers it on each one. Others (a 429 after the budgets could
+     * not be listed, or a dry run when giving up) are listed now.
+     */
+    private Map<String, BudgetNumbers> budgetsFor(Map<String, List<Pod>> blockedByNamespace, List<StuckPod> stuck, DrainState next,
+            Map<String, List<PodDisruptionBudget>> listed, List<Pod> evicted) {
         Map<String, BudgetNumbers> numbers = new HashMap<>();
         Map<String, String> budgetOfPod = new HashMap<>();
         blockedByNamespace.forEach((namespace, pods) -> {
-            List<PodDisruptionBudget> budgets;
-            try {
-                budgets = client.policy().v1().podDisruptionBudget().inNamespace(namespace).list().getItems();
-            } catch (KubernetesClientException e) {
-                next.setLastApiError(BlockedByReport.tail("listing the PodDisruptionBudgets of namespace " + namespace + ": " + e.getMessage()));
+            List<PodDisruptionBudget> budgets = listed.containsKey(namespace) ? listed.get(namespace) : listBudgetsOf(namespace, next);
+            if (budgets == null) {
                 return;
             }
-            budgets.forEach(b -> numbers.put(b.getMetadata().getNamespace() + "/" + b.getMetadata().getName(), DisruptionBudgets.numbers(b)));
+            for (PodDisruptionBudget budget : budgets) {
+                BudgetNumbers read = DisruptionBudgets.numbers(budget);
+                long evictedUnder = !listed.containsKey(namespace) ? 0 : evicted.stream()
+                        .filter(p -> !EvictionRound.evictionIgnoresBudgets(p) && DisruptionBudgets.covering(p, List.of(budget)).size() == 1).count();
+                numbers.put(read.ref(), new BudgetNumbers(read.namespace(), read.name(), read.desiredHealthy(), read.currentHealthy(),
+                        (int) Math.max(0, read.disruptionsAllowed() - evictedUnder), read.expectedPods()));
+            }
             for (Pod pod : pods) {
                 List<PodDisruptionBudget> covering = DisruptionBudgets.covering(pod, budgets);
                 if (covering.size() == 1) {
@@ -206,6 +281,15 @@ public final class NodeDrainer {
         stuck.replaceAll(p -> p.cause() == Cause.DISRUPTION_BUDGET && !numbers.containsKey(p.detail()) && budgetOfPod.containsKey(p.ref())
                 ? new StuckPod(p.namespace(), p.name(), p.cause(), budgetOfPod.get(p.ref())) : p);
         return numbers;
+    }
+
+    private List<PodDisruptionBudget> listBudgetsOf(String namespace, DrainState next) {
+        try {
+            return client.policy().v1().podDisruptionBudget().inNamespace(namespace).list().getItems();
+        } catch (KubernetesClientException e) {
+            next.setLastApiError(BlockedByReport.tail("listing the PodDisruptionBudgets of namespace " + namespace + ": " + e.getMessage()));
+            return null;
+        }
     }
 
     private static String terminatingDetail(Pod pod, Instant now) {

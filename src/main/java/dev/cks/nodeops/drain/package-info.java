@@ -14,9 +14,14 @@
  * operation cordoned).</li>
  * </ol>
  *
+ * <p>Evictions are budget-aware: before each round the drain reads the PodDisruptionBudgets of the pods'
+ * namespaces and sends, per budget, at most {@code status.disruptionsAllowed} evictions
+ * ({@link dev.cks.nodeops.drain.EvictionRound}); the rest wait for a look about a second later instead of
+ * costing a 429 each. The API server still decides every eviction.
+ *
  * <p>Pure decisions ({@link dev.cks.nodeops.drain.PodFilters}, {@link dev.cks.nodeops.drain.PodSelector},
- * {@link dev.cks.nodeops.drain.DrainSchedule}, {@link dev.cks.nodeops.drain.BlockedByReport},
- * {@link dev.cks.nodeops.drain.PreflightPrediction}) are unit-tested; the API edges
+ * {@link dev.cks.nodeops.drain.DrainSchedule}, {@link dev.cks.nodeops.drain.EvictionRound},
+ * {@link dev.cks.nodeops.drain.BlockedByReport}, {@link dev.cks.nodeops.drain.PreflightPrediction}) are unit-tested; the API edges
  * ({@link dev.cks.nodeops.drain.EvictionApi}, the list calls in the drainer and the preflight) are tested
  * against the real control plane of the test bed.
  */

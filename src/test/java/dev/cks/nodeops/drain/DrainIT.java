@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import org.awaitility.Awaitility;
@@ -24,6 +25,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.Interceptor;
 
 /** The drain engine against a real API server, controller-manager and scheduler, with KWOK kubelets. */
 @ExtendWith(TestBedExtension.class)
@@ -117,6 +121,50 @@ class DrainIT {
         assertThat(bed.podsOn(source)).isEmpty();
         bed.awaitReadyPods("web", 4);
         assertThat(bed.podsOn(spare)).hasSize(4);
+    }
+
+    @Test
+    void sendsOnlyTheEvictionsTheBudgetAllowsAndLooksAgainWithinASecond() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 6, false);
+        bed.deployment("cache", 3, false);
+        bed.budget("web-pdb", "web", null, "1");
+        bed.awaitReadyPods("web", 6);
+        bed.awaitReadyPods("cache", 3);
+        bed.awaitBudget("web-pdb", 6, 6);
+        bed.addWorker();
+        bed.cordon(source);
+        AtomicInteger webEvictions = new AtomicInteger();
+        AtomicInteger cacheEvictions = new AtomicInteger();
+        Config config = new io.fabric8.kubernetes.client.ConfigBuilder(bed.client.getConfiguration()).withRequestRetryBackoffLimit(0).build();
+        try (KubernetesClient counting = new KubernetesClientBuilder().withConfig(config)
+                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("count", new Interceptor() {
+                    @Override
+                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
+                        String path = request.uri().getPath();
+                        if (path.endsWith("/eviction")) {
+                            (path.contains("/pods/web-") ? webEvictions : cacheEvictions).incrementAndGet();
+                        }
+                    }
+                })).build()) {
+            NodeDrainer drainer = new NodeDrainer(counting);
+
+            DrainResult first = drainer.step(source, DrainBed.options(), new DrainState(), null, Instant.now());
+
+            assertThat(cacheEvictions.get()).as("pods no budget covers go at once").isEqualTo(3);
+            assertThat(webEvictions.get()).as("maxUnavailable 1: one web eviction in the first round").isEqualTo(1);
+            assertThat(first.report()).contains("pdb " + bed.namespace + "/web-pdb: needs 5 healthy, has 6, 0 disruptions allowed");
+            assertThat(Duration.between(Instant.now(), first.nextCheckAt())).as("replacements raise the budget soon: look again within a second")
+                    .isLessThanOrEqualTo(NodeDrainer.RECHECK_DISRUPTION_BUDGETS);
+
+            DrainResult result = DrainBed.drainToEnd(drainer, source, DrainBed.options(), first.state(), null, Duration.ofSeconds(90));
+
+            assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+            // The drain reads the budget's status before each round; a 429 can still come when a round
+            // reads it just before the disruption controller catches up, hence the small margin.
+            assertThat(webEvictions.get()).as("web eviction POSTs for 6 pods").isBetween(6, 8);
+        }
+        assertThat(bed.podsOn(source)).isEmpty();
     }
 
     @Test
