@@ -5,8 +5,6 @@ import java.util.Optional;
 
 import jakarta.inject.Singleton;
 
-import org.eclipse.microprofile.config.inject.ConfigProperty;
-
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 
 /**
@@ -15,10 +13,9 @@ import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
  */
 @Singleton
 public class LeaderElection extends LeaderElectionConfiguration {
-    public LeaderElection(@ConfigProperty(name = "cks.namespace", defaultValue = "cks-node-operator") String namespace,
-            @ConfigProperty(name = "cks.leader-election.identity") Optional<String> identity) {
-        super("cks-node-operator-leader", namespace, LEASE_DURATION_DEFAULT_VALUE, RENEW_DEADLINE_DEFAULT_VALUE,
-                RETRY_PERIOD_DEFAULT_VALUE, identity.orElseGet(LeaderElection::defaultIdentity), null, true);
+    public LeaderElection(OperatorSettings settings) {
+        super("cks-node-operator-leader", settings.namespace(), LEASE_DURATION_DEFAULT_VALUE, RENEW_DEADLINE_DEFAULT_VALUE,
+                RETRY_PERIOD_DEFAULT_VALUE, settings.leaderElection().identity().orElseGet(LeaderElection::defaultIdentity), null, true);
     }
 
     private static String defaultIdentity() {

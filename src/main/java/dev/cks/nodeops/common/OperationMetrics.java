@@ -16,7 +16,8 @@ import io.micrometer.core.instrument.Timer;
  * - `cks_operation_phase{kind,name,phase}`: 1 for the phase an operation is in (alerts on Failed/RolledBack);
  * - `cks_drain_blocked{kind,name,node}`: 1 while a node's drain is blocked (alert after 30 min);
  * - `cks_operations_total{kind,outcome}`: finished operations;
- * - `cks_node_step_seconds{kind,step}`: how long each per-node step took (drain, upgrade, ready wait).
+ * - `cks_node_step_seconds{kind,step}`: how long each per-node step took (drain, upgrade, ready wait);
+ * - `cks_drain_evictions_total{kind,result}`: eviction requests by what they got (evicted, gone, blocked = 429, error).
  */
 @ApplicationScoped
 public class OperationMetrics {
@@ -48,6 +49,10 @@ public class OperationMetrics {
     public void nodeStep(String kind, String step, Duration took) {
         Timer.builder("cks.node.step").tag("kind", kind).tag("step", step)
                 .description("Time a per-node step took").register(registry).record(took);
+    }
+
+    public void evictionAnswered(String kind, String result) {
+        registry.counter("cks.drain.evictions", "kind", kind, "result", result).increment();
     }
 
     /** Forgets a deleted operation's series, so dashboards don't show it forever. */

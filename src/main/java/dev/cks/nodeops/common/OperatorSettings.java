@@ -20,6 +20,13 @@ public interface OperatorSettings {
 
     Upgrade upgrade();
 
+    LeaderElection leaderElection();
+
+    interface LeaderElection {
+        /** This replica's name in the Lease; the chart sets the pod's name. */
+        Optional<String> identity();
+    }
+
     interface Drain {
         /** Timeout of one drain attempt when a CR does not set one. */
         @WithDefault("300")

@@ -55,10 +55,16 @@ public final class NodeDrainer {
 
     private final KubernetesClient client;
     private final EvictionApi evictions;
+    private final EvictionListener listener;
 
     public NodeDrainer(KubernetesClient client) {
+        this(client, EvictionListener.NONE);
+    }
+
+    public NodeDrainer(KubernetesClient client, EvictionListener listener) {
         this.client = client;
         this.evictions = new EvictionApi(client);
+        this.listener = listener;
     }
 
     /**
@@ -144,6 +150,9 @@ public final class NodeDrainer {
             Pod pod = entry.getKey();
             Answer answer = entry.getValue();
             String namespace = pod.getMetadata().getNamespace();
+            if (!givingUp) {
+                listener.answered(answer.gone() ? "gone" : answer.accepted() ? "evicted" : answer.tooManyRequests() ? "blocked" : "error");
+            }
             if (answer.gone()) {
                 gone++;
             } else if (answer.accepted()) {

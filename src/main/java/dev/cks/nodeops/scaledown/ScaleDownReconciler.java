@@ -97,7 +97,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         this.cordon = new Cordon(client);
         this.locks = new NodeLock(client);
         KubernetesClient drainClient = DrainClient.from(client);
-        this.drainer = new NodeDrainer(drainClient);
+        this.drainer = new NodeDrainer(drainClient, result -> metrics.evictionAnswered("ScaleDown", result));
         this.preflight = new DrainPreflight(drainClient);
     }
 

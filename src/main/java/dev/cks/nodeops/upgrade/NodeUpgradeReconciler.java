@@ -101,7 +101,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.locks = new NodeLock(client);
         this.cordons = new Cordon(client);
         KubernetesClient evictions = DrainClient.from(client);
-        this.drainer = new NodeDrainer(evictions);
+        this.drainer = new NodeDrainer(evictions, result -> metrics.evictionAnswered("NodeUpgrade", result));
         this.preflight = new DrainPreflight(evictions);
         this.isoExecutor = new CloudStackIsoExecutor(cloudStack, client);
     }
