@@ -21,11 +21,14 @@ import java.util.concurrent.TimeUnit;
 public final class OperatorProcess implements AutoCloseable {
     private final Process process;
     private final Path log;
+    /** Where this process's output starts in the log, which earlier processes of the same name appended to. */
+    private final long logStart;
     private final int httpPort;
 
-    private OperatorProcess(Process process, Path log, int httpPort) {
+    private OperatorProcess(Process process, Path log, long logStart, int httpPort) {
         this.process = process;
         this.log = log;
+        this.logStart = logStart;
         this.httpPort = httpPort;
     }
 
@@ -44,6 +47,7 @@ public final class OperatorProcess implements AutoCloseable {
         try {
             int port = freePort();
             Path log = root.resolve("target/operator-" + name + ".log");
+            long logStart = Files.exists(log) ? Files.size(log) : 0;
             Map<String, String> props = new LinkedHashMap<>();
             props.put("quarkus.http.port", Integer.toString(port));
             props.putAll(properties);
@@ -56,7 +60,7 @@ public final class OperatorProcess implements AutoCloseable {
             Process process = builder.start();
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-            OperatorProcess operator = new OperatorProcess(process, log, port);
+            OperatorProcess operator = new OperatorProcess(process, log, logStart, port);
             try {
                 operator.awaitReady(Duration.ofSeconds(60));
             } catch (RuntimeException notReady) {
@@ -113,6 +117,12 @@ public final class OperatorProcess implements AutoCloseable {
 
     public Path log() {
         return log;
+    }
+
+    /** What this process wrote, without the output of earlier processes of the same name. */
+    public String output() throws IOException {
+        byte[] all = Files.readAllBytes(log);
+        return new String(all, (int) Math.min(logStart, all.length), (int) Math.max(0, all.length - logStart), java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /** SIGKILL: the operator gets no chance to clean up, as when its node dies. */
