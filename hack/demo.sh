@@ -15,5 +15,5 @@ echo "==> Building the operator and the demo (./mvnw package)"
 ./mvnw -B -q package -DskipTests
 ./mvnw -B -q dependency:build-classpath -Dmdep.outputFile=target/demo-classpath.txt -Dmdep.includeScope=test
 hack/testbed.sh build
-exec java -Dproject.root="$PWD" -cp "target/classes:target/test-classes:$(cat target/demo-classpath.txt)" \
+exec java -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dproject.root="$PWD" -cp "target/classes:target/test-classes:$(cat target/demo-classpath.txt)" \
   dev.cks.nodeops.demo.DemoWalkthrough

@@ -178,7 +178,10 @@ public final class DemoWalkthrough {
         try {
             var file = Files.createTempFile("demo", ".yaml");
             Files.writeString(file, yaml);
-            kubectl("apply", "-f", file.toString());
+            System.out.println("$ kubectl apply -f - <<EOF");
+            yaml.lines().forEach(line -> System.out.println("  " + line));
+            System.out.println("  EOF");
+            bed.runTool("kubectl", "apply", "-f", file.toString()).output().lines().forEach(line -> System.out.println("  " + line));
             Files.delete(file);
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
