@@ -425,18 +425,24 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
     }
 
+    /** Removal begins: recorded and saved before anything is asked of CloudStack. */
+    private RemovalStatus recordRemovalStart(ScaleDown resource, List<String> vmIds, Instant now) {
+        RemovalStatus removal = new RemovalStatus();
+        removal.setStartedAt(Timestamps.format(now));
+        removal.setRemainingVmIds(new ArrayList<>(vmIds));
+        resource.getStatus().setRemoval(removal);
+        persistNow(resource);
+        return removal;
+    }
+
     private Next scaleStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
         CloudStackClient cs = cloudStack.client();
         RemovalStatus removal = status.getRemoval();
         if (removal == null) {
-            removal = new RemovalStatus();
-            removal.setStartedAt(Timestamps.format(now));
-            removal.setRemainingVmIds(new ArrayList<>(vmIds));
-            status.setRemoval(removal);
             // Persist before act: a restart from here on never calls scaleKubernetesCluster a second time.
-            persistNow(resource);
+            removal = recordRemovalStart(resource, vmIds, now);
             events.normal(resource, "RemovalRequested", "Asking CloudStack to remove VMs " + String.join(", ", vmIds)
                     + " from Kubernetes cluster " + status.getClusterId() + " (scaleKubernetesCluster).");
             try {
@@ -486,14 +492,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         ScaleDownStatus status = resource.getStatus();
         List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
         CloudStackClient cs = cloudStack.client();
-        RemovalStatus removal = status.getRemoval();
-        if (removal == null) {
-            removal = new RemovalStatus();
-            removal.setStartedAt(Timestamps.format(now));
-            removal.setRemainingVmIds(new ArrayList<>(vmIds));
-            status.setRemoval(removal);
-            persistNow(resource);
-        }
+        RemovalStatus removal = status.getRemoval() != null ? status.getRemoval() : recordRemovalStart(resource, vmIds, now);
         Optional<ScaleDownNodeStatus> next = status.getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst();
         if (next.isPresent()) {
             ScaleDownNodeStatus node = next.get();
