@@ -8,43 +8,20 @@ import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.cks.nodeops.drain.DrainBed;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
-import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /** spec.count with FewestPods picks the workers with the fewest evictable pods, the newest first among equals. */
-@ExtendWith(TestBedExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ScaleDownCountIT {
+class ScaleDownCountIT extends ScaleDownScenario {
     private static final String SLOT_LABEL = "scaledown-test.nodeops.cks.dev/slot";
 
-    private ScaleDownBed world;
-    private DrainBed pool;
-
-    @BeforeAll
-    void startWorld(TestBed bed) {
-        world = new ScaleDownBed(bed, "sdn", "CloudManaged");
-        pool = new DrainBed(bed, "sdn");
-    }
-
-    @AfterAll
-    void stopWorld() {
-        if (world != null) {
-            world.delete(pool.namespace);
-            pool.cleanUp();
-            world.close();
-        }
+    ScaleDownCountIT() {
+        super("sdn", "CloudManaged");
     }
 
     @Test

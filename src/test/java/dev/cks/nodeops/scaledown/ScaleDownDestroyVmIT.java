@@ -5,37 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.cks.nodeops.drain.DrainBed;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
-import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 
 /** ScaleDown of an ExternalManaged CKS cluster: delete the Node, destroy and expunge the VM, drop it from the VM map. */
-@ExtendWith(TestBedExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ScaleDownDestroyVmIT {
-    private ScaleDownBed world;
-    private DrainBed pool;
-
-    @BeforeAll
-    void startWorld(TestBed bed) {
-        world = new ScaleDownBed(bed, "sde", "ExternalManaged");
-        pool = new DrainBed(bed, "sde");
-    }
-
-    @AfterAll
-    void stopWorld() {
-        if (world != null) {
-            world.delete(pool.namespace);
-            pool.cleanUp();
-            world.close();
-        }
+class ScaleDownDestroyVmIT extends ScaleDownScenario {
+    ScaleDownDestroyVmIT() {
+        super("sde", "ExternalManaged");
     }
 
     @Test

@@ -9,26 +9,17 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
 import dev.cks.nodeops.cloudstack.simulator.RecordedCall;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
-import dev.cks.nodeops.drain.DrainBed;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
-import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.Watch;
@@ -38,40 +29,11 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /** ScaleDown of a CloudManaged CKS cluster: the packaged operator against the real control plane and the CloudStack simulator. */
-@ExtendWith(TestBedExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ScaleDownIT {
+class ScaleDownIT extends ScaleDownScenario {
     private static final Duration WITHIN = Duration.ofSeconds(120);
 
-    private ScaleDownBed world;
-    private DrainBed pool;
-    private String name;
-
-    @BeforeAll
-    void startWorld(TestBed bed) {
-        world = new ScaleDownBed(bed, "sdc", "CloudManaged");
-    }
-
-    @AfterAll
-    void stopWorld() {
-        if (world != null) {
-            world.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp(TestBed bed) {
-        pool = new DrainBed(bed, "sdc");
-        name = pool.namespace;
-        world.simulator().clearCalls();
-    }
-
-    @AfterEach
-    void tearDown() {
-        world.delete(name);
-        pool.cleanUp();
-        // A failed job leaves the simulated cluster in Alert; the next test starts from Running.
-        world.simulator().setClusterState(world.fixture.cluster().id(), "Running");
+    ScaleDownIT() {
+        super("sdc", "CloudManaged");
     }
 
     @Test

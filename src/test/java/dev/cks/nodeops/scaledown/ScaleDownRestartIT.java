@@ -6,57 +6,19 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
-import dev.cks.nodeops.drain.DrainBed;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
-import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 
 /** The operator killed (SIGKILL) half-way and started again finishes the ScaleDown: nothing done twice, nothing left cordoned. */
-@ExtendWith(TestBedExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ScaleDownRestartIT {
+class ScaleDownRestartIT extends ScaleDownScenario {
     /** Includes the new process taking over the leader Lease the killed one still holds. */
     private static final Duration WITHIN = Duration.ofSeconds(150);
 
-    private ScaleDownBed world;
-    private DrainBed pool;
-    private String name;
-
-    @BeforeAll
-    void startWorld(TestBed bed) {
-        world = new ScaleDownBed(bed, "sdr", "CloudManaged");
-    }
-
-    @AfterAll
-    void stopWorld() {
-        if (world != null) {
-            world.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp(TestBed bed) {
-        pool = new DrainBed(bed, "sdr");
-        name = pool.namespace;
-        world.simulator().clearCalls();
-    }
-
-    @AfterEach
-    void tearDown() {
-        world.delete(name);
-        pool.cleanUp();
-        // A job that never finishes leaves the simulated cluster Scaling; the next test starts from Running.
-        world.simulator().setClusterState(world.fixture.cluster().id(), "Running");
+    ScaleDownRestartIT() {
+        super("sdr", "CloudManaged");
     }
 
     @Test
