@@ -199,19 +199,21 @@ public final class CloudStackClient {
         return ApiCall.write("destroyVirtualMachine", params);
     }
 
-    public VirtualMachine attachIso(String isoId, String vmId) {
+    /** Attaches the ISO to the VM as its CD-ROM; returns the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    public String startAttachIso(String isoId, String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", isoId);
         params.put("virtualmachineid", vmId);
-        AsyncJobResult job = runAsync(ApiCall.write("attachIso", params));
-        return CloudStackResponses.jobEntity(job, "virtualmachine", VirtualMachine.class).orElse(null);
+        ApiCall call = ApiCall.write("attachIso", params);
+        return CloudStackResponses.jobId(execute(call), call.command());
     }
 
-    public VirtualMachine detachIso(String vmId) {
+    /** Detaches the VM's ISO; returns the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    public String startDetachIso(String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("virtualmachineid", vmId);
-        AsyncJobResult job = runAsync(ApiCall.write("detachIso", params));
-        return CloudStackResponses.jobEntity(job, "virtualmachine", VirtualMachine.class).orElse(null);
+        ApiCall call = ApiCall.write("detachIso", params);
+        return CloudStackResponses.jobId(execute(call), call.command());
     }
 
     // ---- Async jobs ----------------------------------------------------------------------

@@ -39,6 +39,13 @@ public final class PodSelector {
     private final List<Requirement> requirements;
     private final String text;
 
+    /** The user's podSelector cannot be parsed: the message says why and what to write instead. */
+    public static final class InvalidSelector extends RuntimeException {
+        InvalidSelector(String message) {
+            super(message);
+        }
+    }
+
     private PodSelector(List<Requirement> requirements, String text) {
         this.requirements = requirements;
         this.text = text;
@@ -51,7 +58,7 @@ public final class PodSelector {
     /**
      * Parses the podSelector option; blank selects every pod.
      *
-     * @throws IllegalArgumentException with a sentence users can act on
+     * @throws InvalidSelector with a sentence users can act on
      */
     public static PodSelector parse(String selector) {
         if (selector == null || selector.isBlank()) {
@@ -177,8 +184,8 @@ public final class PodSelector {
         return value;
     }
 
-    private static IllegalArgumentException invalid(String selector, String why) {
-        return new IllegalArgumentException("The podSelector '" + selector + "' is not a valid label selector: " + why
+    private static InvalidSelector invalid(String selector, String why) {
+        return new InvalidSelector("The podSelector '" + selector + "' is not a valid label selector: " + why
                 + ". Write it like kubectl's --pod-selector, e.g. 'app=web,tier!=cache,zone in (a,b),!legacy'.");
     }
 }

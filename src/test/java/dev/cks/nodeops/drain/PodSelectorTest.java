@@ -59,7 +59,7 @@ class PodSelectorTest {
     @ParameterizedTest
     @ValueSource(strings = {"a=b,,c=d", "a=b,", "=b", "a=b c", "a in (x", "-a=b", "a=-b-"})
     void invalidSelectorsAreRefusedWithASentenceSayingHowToWriteOne(String selector) {
-        assertThatThrownBy(() -> PodSelector.parse(selector)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> PodSelector.parse(selector)).isInstanceOf(PodSelector.InvalidSelector.class)
                 .hasMessageContaining("The podSelector '" + selector + "' is not a valid label selector")
                 .hasMessageContaining("e.g. 'app=web");
     }

@@ -87,7 +87,7 @@ class ScaleDownIT extends ScaleDownScenario {
 
         String message = ScaleDownBed.condition(rolledBack, Conditions.ROLLED_BACK).getMessage();
         assertThat(message).contains("node " + blocked).contains("pdb " + pool.namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed");
-        assertThat(ScaleDownBed.condition(rolledBack, ScaleDownReconciler.PREFLIGHT_CONDITION))
+        assertThat(ScaleDownBed.condition(rolledBack, dev.cks.nodeops.operation.PreflightGate.CONDITION))
                 .as("preflight (Warn) predicted the block and the scale-down went on")
                 .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"))
                 .satisfies(c -> assertThat(c.getMessage()).contains(pool.namespace + "/web-pdb"));

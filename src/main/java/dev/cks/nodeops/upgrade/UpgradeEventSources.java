@@ -1,0 +1,54 @@
+package dev.cks.nodeops.upgrade;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import dev.cks.nodeops.common.OperatorSettings;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+
+/** What wakes a NodeUpgrade besides its own changes: Node changes and its upgrade Jobs. */
+final class UpgradeEventSources {
+    private UpgradeEventSources() {
+    }
+
+    /** Nodes as the informer has them: decisions read the cache the events come from. */
+    static final class NodeCache {
+        private volatile InformerEventSource<Node, NodeUpgrade> informer;
+
+        List<Node> all() {
+            return informer.list(n -> true).sorted(Comparator.comparing(n -> n.getMetadata().getName())).toList();
+        }
+
+        Optional<Node> get(String name) {
+            return informer.get(new ResourceID(name));
+        }
+    }
+
+    static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings, NodeCache nodeCache) {
+        // Node changes (Ready, kubelet version, a lock released) wake the upgrades still under way.
+        nodeCache.informer = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
+                .withName("nodes")
+                .withSecondaryToPrimaryMapper(node -> context.getPrimaryCache().list(u -> u.getStatus() == null || !u.getStatus().finished())
+                        .map(ResourceID::fromResource).collect(Collectors.toSet()))
+                .build(), context);
+        // Our Jobs, by their label, wake the upgrade that owns them when they finish.
+        InformerEventSource<Job, NodeUpgrade> jobs = new InformerEventSource<>(InformerEventSourceConfiguration.from(Job.class, NodeUpgrade.class)
+                .withName("upgrade-jobs")
+                .withNamespaces(Set.of(settings.namespace()))
+                .withFollowControllerNamespacesChanges(false)
+                .withLabelSelector(UpgradeJob.LABEL_NODEUPGRADE)
+                .withSecondaryToPrimaryMapper(job -> Optional.ofNullable(job.getMetadata().getLabels())
+                        .map(l -> l.get(UpgradeJob.LABEL_NODEUPGRADE)).map(name -> Set.of(new ResourceID(name))).orElse(Set.of()))
+                .build(), context);
+        return List.of(nodeCache.informer, jobs);
+    }
+}
