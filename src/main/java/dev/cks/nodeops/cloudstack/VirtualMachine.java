@@ -40,10 +40,4 @@ public record VirtualMachine(
     public boolean isRunning() {
         return "Running".equalsIgnoreCase(state);
     }
-
-    /** Destroyed, Expunging and Expunged VMs are gone for the cluster even if still listed. */
-    public boolean isGoingAway() {
-        return "Destroyed".equalsIgnoreCase(state) || "Expunging".equalsIgnoreCase(state)
-                || "Expunged".equalsIgnoreCase(state);
-    }
 }

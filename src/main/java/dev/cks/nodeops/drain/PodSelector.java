@@ -51,10 +51,6 @@ public final class PodSelector {
         this.text = text;
     }
 
-    public static PodSelector everything() {
-        return EVERYTHING;
-    }
-
     /**
      * Parses the podSelector option; blank selects every pod.
      *
@@ -105,10 +101,6 @@ public final class PodSelector {
         }
         Map<String, String> safe = labels == null ? Map.of() : labels;
         return requirements.stream().allMatch(r -> r.matches(safe));
-    }
-
-    public boolean selectsEverything() {
-        return requirements != null && requirements.isEmpty();
     }
 
     public List<Requirement> requirements() {

@@ -23,34 +23,6 @@ final class AuditFakes {
     private AuditFakes() {
     }
 
-    /** A clock tests move by hand. */
-    static final class MovingClock extends Clock {
-        private Instant now;
-
-        MovingClock(Instant start) {
-            this.now = start;
-        }
-
-        void advance(Duration duration) {
-            now = now.plus(duration);
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-    }
-
     /**
      * CloudStack as the audit sees it. Queued cluster readings are answered first, to simulate change
      * during a run; a blank id finds the cluster as discovery by node names would.
@@ -100,34 +72,6 @@ final class AuditFakes {
         @Override
         public ClusterNodes read() {
             return current;
-        }
-    }
-
-    record RecordedEvent(String type, String reason, String message) {
-    }
-
-    /** Records events instead of writing them; the shared recorder's writing is tested with it. */
-    static final class RecordingEvents extends EventRecorder {
-        final List<RecordedEvent> events = new ArrayList<>();
-
-        RecordingEvents() {
-            super(null, Clock.systemUTC());
-        }
-
-        @Override
-        public void warning(HasMetadata subject, String reason, String message) {
-            events.add(new RecordedEvent("Warning", reason, message));
-        }
-
-        @Override
-        public void normal(HasMetadata subject, String reason, String message) {
-            events.add(new RecordedEvent("Normal", reason, message));
-        }
-
-        List<RecordedEvent> drain() {
-            List<RecordedEvent> copy = List.copyOf(events);
-            events.clear();
-            return copy;
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
@@ -99,6 +100,35 @@ class ScaleDownIT extends ScaleDownScenario {
         assertThat(rolledBack.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getName, ScaleDownNodeStatus::getPhase)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(cordonedBefore, Phase.Drained), org.assertj.core.groups.Tuple.tuple(blocked, Phase.Failed));
         assertThat(rolledBack.getStatus().getNodes().get(0).getCordonedByUs()).isFalse();
+    }
+
+    @Test
+    void aDrainHeldByAPdbShowsThePdbAndItsNumbersWhileItBlocksAndCarriesOnWhenItIsGone() {
+        String held = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.budget("web-pdb", "web", 2, null);
+        pool.awaitReadyPods("web", 2);
+        pool.awaitBudget("web-pdb", 2, 2);
+        world.addWorker(pool);
+
+        world.create(name, List.of(held), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(120, 0));
+        String numbers = "pdb " + pool.namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed";
+        ScaleDown blocked = world.await(name, "blocked", sd -> sd.getStatus() != null && sd.getStatus().getMessage() != null
+                && sd.getStatus().getMessage().contains("blocked for"), WITHIN);
+
+        assertThat(ScaleDownBed.condition(blocked, Conditions.PROGRESSING).getMessage()).contains("Draining node " + held).contains(numbers);
+        Awaitility.await("a DrainBlocked Warning event").atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(world.bed.eventsOf(name))
+                .anySatisfy(e -> {
+                    assertThat(e.getType()).isEqualTo("Warning");
+                    assertThat(e.getReason()).isEqualTo("DrainBlocked");
+                    assertThat(e.getMessage()).contains(held).contains(numbers);
+                }));
+        assertThat(world.metrics().lines()).anyMatch(l -> l.startsWith("cks_drain_blocked{") && l.contains("name=\"" + name + "\"")
+                && l.contains("node=\"" + held + "\"") && l.endsWith(" 1.0"));
+
+        world.client.policy().v1().podDisruptionBudget().inNamespace(pool.namespace).withName("web-pdb").delete();
+        world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+        assertThat(world.bed.eventsOf(name)).filteredOn(e -> "DrainBlocked".equals(e.getReason())).as("announced once").hasSize(1);
     }
 
     @Test

@@ -19,6 +19,12 @@ public final class TestNodes {
         return new Builder(name);
     }
 
+    /** The shape the upgrade tests read best: a node of this role, age, kubelet version and readiness. */
+    public static Node node(String name, boolean controlPlane, String created, String version, boolean ready) {
+        Builder builder = node(name).created(created).version(version).ready(ready);
+        return controlPlane ? builder.controlPlane().build() : builder.build();
+    }
+
     public static final class Builder {
         private final String name;
         private final Map<String, String> labels = new LinkedHashMap<>();

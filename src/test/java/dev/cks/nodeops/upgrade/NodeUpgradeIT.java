@@ -196,6 +196,39 @@ class NodeUpgradeIT {
     }
 
     @Test
+    void aDrainHeldByAPdbShowsThePdbAndItsNumbersWhileItBlocksAndCarriesOnWhenItIsGone() {
+        String worker = bed.worker(FROM);
+        String namespace = testBed.newNamespace("nuit-held");
+        bed.podsBlockedByABudget(worker, namespace);
+        try {
+            bed.create("nu-held", script(), spec -> spec.getDrain().setTimeoutSeconds(120));
+            String numbers = "pdb " + namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed";
+
+            NodeUpgrade blocked = bed.await("nu-held", UPGRADE_TIME, u -> u.getStatus() != null && u.getStatus().getMessage() != null
+                    && u.getStatus().getMessage().contains("blocked for"));
+
+            assertThat(Conditions.find(blocked.getStatus().getConditions(), Conditions.PROGRESSING)).get()
+                    .satisfies(c -> assertThat(c.getMessage()).contains("Draining node " + worker).contains(numbers));
+            Awaitility.await("a DrainBlocked Warning event").atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(bed.events("nu-held"))
+                    .anySatisfy(e -> {
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getReason()).isEqualTo("DrainBlocked");
+                        assertThat(e.getMessage()).contains(worker).contains(numbers);
+                    }));
+            assertThat(operator.httpGet("/q/metrics").lines()).anyMatch(l -> l.startsWith("cks_drain_blocked{") && l.contains("name=\"nu-held\"")
+                    && l.contains("node=\"" + worker + "\"") && l.endsWith(" 1.0"));
+
+            bed.client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName("web-pdb").delete();
+            bed.await("nu-held", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+            assertThat(bed.events("nu-held")).filteredOn(e -> "DrainBlocked".equals(e.getReason())).as("announced once").hasSize(1);
+        } catch (java.io.IOException e) {
+            throw new AssertionError("the operator's /q/metrics could not be read", e);
+        } finally {
+            bed.client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    @Test
     void anExecutorJobThatFailsMarksTheNodeFailedWithTheJobsReasonAndUncordonsIt() {
         String w1 = bed.worker(FROM);
         try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
@@ -285,7 +318,7 @@ class NodeUpgradeIT {
             NodeUpgrade draining = bed.await("nu-delete-draining", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
                     && nodeStatus(u, w1).getPhase() == Phase.Draining
                     && Conditions.find(u.getStatus().getConditions(), Conditions.PROGRESSING).map(c -> c.getMessage()).orElse("")
-                            .startsWith("draining " + w1 + " (attempt 1/1)"));
+                            .startsWith("Draining node " + w1 + " (attempt 1/1)"));
             assertThat(bed.node(w1).getMetadata().getAnnotations()).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/nu-delete-draining")
                     .containsEntry(NodeAnnotations.CORDONED_BY, "NodeUpgrade/nu-delete-draining");
             assertThat(nodeStatus(draining, w1).getDrain().getBlockedBy()).contains("web-pdb");
