@@ -1,6 +1,8 @@
 package dev.cks.nodeops.operation;
 
 import java.time.Instant;
+import java.util.List;
+import java.util.function.Supplier;
 
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.EventRecorder;
@@ -9,6 +11,8 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainResult;
 import io.fabric8.kubernetes.client.CustomResource;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 
 /**
  * The one writer of what users see of a node operation, one per kind: conditions, the phase of the
@@ -41,6 +45,30 @@ public final class OperationRecorder {
 
     public String kind() {
         return kind;
+    }
+
+    /**
+     * One reconcile of an operation: a spec with problems (rules the schema cannot express) is refused
+     * like any other refusal, else it is {@code Accepted=True} (reason {@code Valid}, until planning says
+     * {@code Planned} or refuses) and the kind's step runs; the phase gauge is published after either.
+     */
+    public <R extends CustomResource<?, ? extends NodeOperationStatus>> UpdateControl<R> step(R resource, List<String> problems, Instant now,
+            Supplier<Step> step) {
+        resource.getStatus().setObservedGeneration(resource.getMetadata().getGeneration());
+        Step next;
+        if (problems.isEmpty()) {
+            if (Conditions.find(resource.getStatus().getConditions(), Conditions.ACCEPTED).isEmpty()) {
+                // Valid until planning accepts it (reason Planned, with an event) or refuses it.
+                Conditions.set(resource.getStatus().getConditions(), Conditions.ACCEPTED, true, "Valid", "The spec is valid; the operation is planned next.",
+                        generation(resource), now);
+            }
+            next = step.get();
+        } else {
+            invalid(resource, String.join("; ", problems), now);
+            next = Step.finished();
+        }
+        publish(resource);
+        return next.toControl(resource);
     }
 
     /** The spec breaks a rule the schema cannot express: refused like any other refusal. */
@@ -91,14 +119,19 @@ public final class OperationRecorder {
     }
 
     /**
-     * A step failed with an exception (the API server gone, a bug) and is retried with backoff: the error
-     * is in status while it lasts; a Warning event when such a streak begins.
+     * A step failed with an exception (the API server gone, a bug) and JOSDK retries it with backoff: the
+     * error is in status while it lasts (the phase stays), and a Warning event marks where such a streak begins.
      */
-    public void retrying(CustomResource<?, ? extends NodeOperationStatus> resource, Exception error, Instant now) {
+    public <R extends CustomResource<?, ? extends NodeOperationStatus>> ErrorStatusUpdateControl<R> retrying(R resource, Exception error,
+            Instant now) {
+        if (resource.getStatus() == null) {
+            return ErrorStatusUpdateControl.noStatusUpdate();
+        }
         String message = BlockedByReport.tail("The last step failed and is tried again with backoff: " + error.getMessage());
         if (setWaiting(resource, RETRYING, message, now)) {
             events.warning(resource, RETRYING, message);
         }
+        return ErrorStatusUpdateControl.patchStatus(resource);
     }
 
     private boolean setWaiting(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {

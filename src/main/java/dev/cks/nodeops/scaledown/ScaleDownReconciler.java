@@ -90,33 +90,20 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             return UpdateControl.noUpdate();
         }
         Instant now = clock.instant();
-        status.setObservedGeneration(resource.getMetadata().getGeneration());
-        List<String> problems = ScaleDownValidation.problems(resource.getSpec());
-        Step step;
-        if (!problems.isEmpty()) {
-            recorder.invalid(resource, String.join("; ", problems), now);
-            step = Step.finished();
-        } else {
-            step = switch (status.getPhase() == null ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
-                case Pending, Waiting -> plan(resource, now);
-                case Cordoning -> cordonAll(resource, now);
-                case Draining -> drainStep(resource, now);
-                case Removing -> removal.step(resource, now);
-                case Succeeded, RolledBack, Failed -> Step.finished();
-            };
-        }
-        recorder.publish(resource);
-        return step.toControl(resource);
+        return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> switch (status.getPhase() == null
+                ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
+            case Pending, Waiting -> plan(resource, now);
+            case Cordoning -> cordonAll(resource, now);
+            case Draining -> drainStep(resource, now);
+            case Removing -> removal.step(resource, now);
+            case Succeeded, RolledBack, Failed -> Step.finished();
+        });
     }
 
     /** An exception from a step (the API server gone, a bug): the error goes to status and the step is retried with backoff. */
     @Override
     public ErrorStatusUpdateControl<ScaleDown> updateErrorStatus(ScaleDown resource, Context<ScaleDown> context, Exception e) {
-        if (resource.getStatus() == null) {
-            resource.setStatus(new ScaleDownStatus());
-        }
-        recorder.retrying(resource, e, clock.instant());
-        return ErrorStatusUpdateControl.patchStatus(resource);
+        return recorder.retrying(resource, e, clock.instant());
     }
 
     /** Deleting a ScaleDown half-way leaves no node cordoned or locked by it; once removal was asked for, nothing is undone. */

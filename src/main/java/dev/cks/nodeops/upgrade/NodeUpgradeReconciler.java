@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
@@ -63,37 +62,27 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private final OperatorSettings settings;
     private final NodeWork work;
     private final OperationRecorder recorder;
-    private final CloudStackIsoExecutor iso;
     private final UpgradeJobStep jobStep;
-    private final UpgradeEventSources.NodeCache nodeCache;
 
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(client, clock, cloudStack, new OperationRecorder(KIND, events, metrics), metrics, settings, new UpgradeEventSources.NodeCache());
+        this(clock, settings, cloudStack, KubernetesNodeWork.readingFromApi(client, result -> metrics.evictionAnswered(KIND, result)),
+                new OperationRecorder(KIND, events, metrics), StatusStore.on(client), UpgradeJobs.on(client));
     }
 
-    private NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, OperationRecorder recorder,
-            OperationMetrics metrics, OperatorSettings settings, UpgradeEventSources.NodeCache nodeCache) {
-        this(clock, settings, cloudStack, new KubernetesNodeWork(client, result -> metrics.evictionAnswered(KIND, result), nodeCache::all,
-                nodeCache::get), recorder, StatusStore.on(client), UpgradeJobs.on(client), nodeCache);
-    }
-
-    /** @param nodeCache the Node informer's cache, filled by {@link #prepareEventSources}; null in unit tests */
     NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder,
-            StatusStore store, UpgradeJobs jobs, UpgradeEventSources.NodeCache nodeCache) {
+            StatusStore store, UpgradeJobs jobs) {
         this.clock = clock;
         this.settings = settings;
         this.work = work;
         this.recorder = recorder;
-        this.iso = new CloudStackIsoExecutor(cloudStack);
-        this.jobStep = new UpgradeJobStep(jobs, iso, recorder, store, settings);
-        this.nodeCache = nodeCache;
+        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
     }
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
-        return UpgradeEventSources.prepare(context, settings, nodeCache);
+        return UpgradeEventSources.prepare(context, settings);
     }
 
     @Override
@@ -101,52 +90,20 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         NodeUpgradeStatus status = upgrade.getStatus() == null ? new NodeUpgradeStatus() : upgrade.getStatus();
         upgrade.setStatus(status);
         Instant now = clock.instant();
-        status.setObservedGeneration(upgrade.getMetadata().getGeneration());
-        String retry = annotation(upgrade, NodeAnnotations.RETRY);
-        if (status.getPhase() == null) {
-            // An annotation present at creation is not a retry of anything.
-            status.setRetryToken(retry);
-        } else if (status.finished() && UpgradeProgress.retryRequested(retry, status.getRetryToken())) {
-            startOver(upgrade, retry);
-        }
+        Optional<String> retry = UpgradeProgress.takeRetry(upgrade);
+        retry.ifPresent(token -> recorder.event(upgrade, "RetryRequested", "Retrying NodeUpgrade " + upgrade.getMetadata().getName()
+                + " (retry " + token + "): nodes Ready at " + upgrade.getSpec().getTargetVersion() + " are skipped."));
         if (status.finished()) {
             return UpdateControl.noUpdate();
         }
-        List<String> problems = NodeUpgradeValidation.problems(upgrade.getSpec());
-        Step step;
-        if (!problems.isEmpty()) {
-            recorder.invalid(upgrade, String.join("; ", problems), now);
-            step = Step.finished();
-        } else {
-            step = status.getStartedAt() == null ? plan(upgrade, now) : advance(upgrade, now);
-        }
-        recorder.publish(upgrade);
-        return step.toControl(upgrade);
+        return recorder.step(upgrade, NodeUpgradeValidation.problems(upgrade.getSpec()), now,
+                () -> status.getStartedAt() == null ? plan(upgrade, now) : advance(upgrade, now));
     }
 
     /** An exception from a step (the API server restarting under a control-plane upgrade, a bug): the error goes to status, the step is retried. */
     @Override
     public ErrorStatusUpdateControl<NodeUpgrade> updateErrorStatus(NodeUpgrade upgrade, Context<NodeUpgrade> context, Exception e) {
-        if (upgrade.getStatus() == null) {
-            upgrade.setStatus(new NodeUpgradeStatus());
-        }
-        recorder.retrying(upgrade, e, clock.instant());
-        return ErrorStatusUpdateControl.patchStatus(upgrade);
-    }
-
-    /** A retry after Failed (or Succeeded, to catch nodes that went NotReady): plan again from what the nodes report now. */
-    private void startOver(NodeUpgrade upgrade, String retry) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        status.setRetryToken(retry);
-        status.setNodes(new ArrayList<>());
-        status.setStartedAt(null);
-        status.setCompletedAt(null);
-        status.setCurrentNode(null);
-        status.setPhase(NodeUpgradeStatus.Phase.Pending);
-        Conditions.remove(status.getConditions(), Conditions.FAILED);
-        Conditions.remove(status.getConditions(), Conditions.SUCCEEDED);
-        recorder.event(upgrade, "RetryRequested", "Retrying NodeUpgrade " + upgrade.getMetadata().getName() + " (retry " + retry
-                + "): nodes Ready at " + upgrade.getSpec().getTargetVersion() + " are skipped.");
+        return recorder.retrying(upgrade, e, clock.instant());
     }
 
     private Step plan(NodeUpgrade upgrade, Instant now) {
@@ -370,10 +327,5 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     static String owner(NodeUpgrade upgrade) {
         return NodeLock.owner(KIND, upgrade.getMetadata().getName());
-    }
-
-    private static String annotation(NodeUpgrade upgrade, String key) {
-        Map<String, String> annotations = upgrade.getMetadata().getAnnotations();
-        return annotations == null ? null : annotations.get(key);
     }
 }

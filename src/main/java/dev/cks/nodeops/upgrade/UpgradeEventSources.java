@@ -1,6 +1,5 @@
 package dev.cks.nodeops.upgrade;
 
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -15,27 +14,17 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 
-/** What wakes a NodeUpgrade besides its own changes: Node changes and its upgrade Jobs. */
+/**
+ * What wakes a NodeUpgrade besides its own changes: Node changes and its upgrade Jobs. Decisions read
+ * the API server (one Node per wake-up), so the informers are only there to wake.
+ */
 final class UpgradeEventSources {
     private UpgradeEventSources() {
     }
 
-    /** Nodes as the informer has them: decisions read the cache the events come from. */
-    static final class NodeCache {
-        private volatile InformerEventSource<Node, NodeUpgrade> informer;
-
-        List<Node> all() {
-            return informer.list(n -> true).sorted(Comparator.comparing(n -> n.getMetadata().getName())).toList();
-        }
-
-        Optional<Node> get(String name) {
-            return informer.get(new ResourceID(name));
-        }
-    }
-
-    static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings, NodeCache nodeCache) {
+    static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings) {
         // Node changes (Ready, kubelet version, a lock released) wake the upgrades still under way.
-        nodeCache.informer = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
+        InformerEventSource<Node, NodeUpgrade> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
                 .withName("nodes")
                 .withSecondaryToPrimaryMapper(node -> context.getPrimaryCache().list(u -> u.getStatus() == null || !u.getStatus().finished())
                         .map(ResourceID::fromResource).collect(Collectors.toSet()))
@@ -49,6 +38,6 @@ final class UpgradeEventSources {
                 .withSecondaryToPrimaryMapper(job -> Optional.ofNullable(job.getMetadata().getLabels())
                         .map(l -> l.get(UpgradeJob.LABEL_NODEUPGRADE)).map(name -> Set.of(new ResourceID(name))).orElse(Set.of()))
                 .build(), context);
-        return List.of(nodeCache.informer, jobs);
+        return List.of(nodes, jobs);
     }
 }

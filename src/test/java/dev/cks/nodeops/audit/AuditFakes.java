@@ -1,10 +1,5 @@
 package dev.cks.nodeops.audit;
 
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,8 +9,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-import dev.cks.nodeops.common.EventRecorder;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 
 /** Test doubles of the audit's ports. */

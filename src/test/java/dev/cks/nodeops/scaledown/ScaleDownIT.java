@@ -37,6 +37,16 @@ class ScaleDownIT extends ScaleDownScenario {
         super("sdc", "CloudManaged");
     }
 
+    /** A worker with two pods of a Deployment whose PDB (minAvailable 2) allows no disruption: its drain is blocked until the PDB goes. */
+    private String workerHeldByABudget() {
+        String worker = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.budget("web-pdb", "web", 2, null);
+        pool.awaitReadyPods("web", 2);
+        pool.awaitBudget("web-pdb", 2, 2);
+        return worker;
+    }
+
     @Test
     void removesTwoWorkersCordoningBothBeforeDrainingEitherWithOneScaleCall() {
         String first = world.addWorker(pool);
@@ -74,11 +84,7 @@ class ScaleDownIT extends ScaleDownScenario {
 
     @Test
     void pdbBlockingTheSecondNodeRollsBackAndLeavesTheNodeCordonedBeforeCordoned() {
-        String blocked = world.addWorker(pool);
-        pool.deployment("web", 2, false);
-        pool.budget("web-pdb", "web", 2, null);
-        pool.awaitReadyPods("web", 2);
-        pool.awaitBudget("web-pdb", 2, 2);
+        String blocked = workerHeldByABudget();
         String cordonedBefore = world.addWorker(pool);
         pool.cordon(cordonedBefore);
         world.addWorker(pool);
@@ -104,11 +110,7 @@ class ScaleDownIT extends ScaleDownScenario {
 
     @Test
     void aDrainHeldByAPdbShowsThePdbAndItsNumbersWhileItBlocksAndCarriesOnWhenItIsGone() {
-        String held = world.addWorker(pool);
-        pool.deployment("web", 2, false);
-        pool.budget("web-pdb", "web", 2, null);
-        pool.awaitReadyPods("web", 2);
-        pool.awaitBudget("web-pdb", 2, 2);
+        String held = workerHeldByABudget();
         world.addWorker(pool);
 
         world.create(name, List.of(held), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(120, 0));

@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Optional;
 import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterEach;
@@ -18,7 +17,6 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
-import dev.cks.nodeops.cloudstack.CloudStackClientSettings;
 import dev.cks.nodeops.cloudstack.ManualTime;
 import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
@@ -35,14 +33,15 @@ import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
 import dev.cks.nodeops.testing.FakeNodeWork;
+import dev.cks.nodeops.testing.ReconcileLoop;
 import dev.cks.nodeops.testing.RecordingEvents;
 import dev.cks.nodeops.testing.RecordingStatusStore;
+import dev.cks.nodeops.testing.SimulatedCloudStack;
 import dev.cks.nodeops.testing.TestNodes;
 import dev.cks.nodeops.testing.TestSettings;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /**
@@ -57,14 +56,14 @@ class ScaleDownReconcilerTest {
     private static final String W3 = "prod-node-b3";
 
     private final ManualTime clock = new ManualTime(Instant.parse("2026-11-30T12:00:00Z"));
-    private final CloudStackSimulator simulator = CloudStackSimulator.start(0, clock);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final CloudStackClient client = new CloudStackClient(simulator.credentials(), CloudStackClientSettings.DEFAULTS, registry, clock, clock);
+    private final SimulatedCloudStack cloudStack = new SimulatedCloudStack(clock, registry);
+    private final CloudStackSimulator simulator = cloudStack.simulator;
+    private final CloudStackClient client = cloudStack.client;
     private FakeNodeWork nodes;
     private final RecordingEvents events = new RecordingEvents();
     private final RecordingStatusStore store = new RecordingStatusStore();
     private SimulatedCluster cluster;
-    private boolean secretMissing;
     private ScaleDownReconciler reconciler;
     private ScaleDown scaleDown;
 
@@ -87,19 +86,14 @@ class ScaleDownReconcilerTest {
 
     /** A new reconciler, as after an operator restart; it knows nothing but what status says. */
     private void restartOperator() {
-        CloudStackAccess access = new CloudStackAccess(() -> {
-            if (secretMissing) {
-                throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret does not exist");
-            }
-            return client;
-        }, Optional.of(cluster.id()));
+        CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(ScaleDownReconciler.KIND, events, new OperationMetrics(registry));
         reconciler = new ScaleDownReconciler(clock, access, new TestSettings(), nodes, recorder, store);
     }
 
     @AfterEach
     void stopSimulator() {
-        simulator.close();
+        cloudStack.close();
     }
 
     private ScaleDown create(List<String> names, java.util.function.Consumer<ScaleDownSpec> tweak) {
@@ -113,19 +107,10 @@ class ScaleDownReconcilerTest {
         return scaleDown;
     }
 
-    /** Reconciles (moving the clock by each asked delay) until the predicate holds; fails after 200 reconciles. */
+    /** Reconciles as JOSDK would, moving the clock by each asked delay, until the predicate holds. */
     private ScaleDownStatus reconcileUntil(String what, Predicate<ScaleDownStatus> until) {
-        for (int i = 0; i < 200; i++) {
-            UpdateControl<ScaleDown> control = reconciler.reconcile(scaleDown, null);
-            if (until.test(scaleDown.getStatus())) {
-                return scaleDown.getStatus();
-            }
-            if (control.getScheduleDelay().isEmpty()) {
-                throw new AssertionError("the ScaleDown stopped before " + what + ": " + describe());
-            }
-            clock.advance(Duration.ofMillis(control.getScheduleDelay().get()));
-        }
-        throw new AssertionError("not " + what + " after 200 reconciles: " + describe());
+        return new ReconcileLoop<ScaleDown, ScaleDownStatus>(sd -> reconciler.reconcile(sd, null), clock, () -> { }, this::describe)
+                .until(scaleDown, what, until);
     }
 
     private ScaleDownStatus reconcileToEnd() {
@@ -239,7 +224,7 @@ class ScaleDownReconcilerTest {
 
     @Test
     void theDeadlinePassingDuringRemovalLetsTheRemovalFinish() {
-        simulator.planJob("scaleKubernetesCluster", JobOutcome.succeedsAfterPolls(40));
+        simulator.planJob("scaleKubernetesCluster", JobOutcome.succeedsAfterPolls(20));
         create(List.of(W1), spec -> spec.setTimeoutSeconds(30));
 
         ScaleDownStatus status = reconcileToEnd();
@@ -330,7 +315,7 @@ class ScaleDownReconcilerTest {
 
     @Test
     void waitsWhileTheSecretIsMissingAndCarriesOnOnceItIsBack() {
-        secretMissing = true;
+        cloudStack.secretMissing = true;
         create(List.of(W1), spec -> { });
 
         reconcileUntil("waiting", s -> s.getPhase() == ScaleDownStatus.Phase.Waiting);
@@ -340,7 +325,7 @@ class ScaleDownReconcilerTest {
         assertThat(events.all()).filteredOn(e -> e.reason().equals(OperationRecorder.WAITING)).as("one event per cause, not per look").hasSize(1);
         assertThat(nodes.calls).isEmpty();
 
-        secretMissing = false;
+        cloudStack.secretMissing = false;
         ScaleDownStatus status = reconcileToEnd();
         assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
         assertThat(Conditions.find(status.getConditions(), Conditions.WAITING)).as("removed on resume").isEmpty();
@@ -350,11 +335,11 @@ class ScaleDownReconcilerTest {
     void theSecretGoingAwayDuringRemovalMakesItWaitNotFail() {
         create(List.of(W1), spec -> { });
         reconcileUntil("removing", s -> s.getPhase() == ScaleDownStatus.Phase.Removing);
-        secretMissing = true;
+        cloudStack.secretMissing = true;
         reconciler.reconcile(scaleDown, null);
         assertThat(condition(Conditions.WAITING).getMessage()).contains("removal goes on once it can");
 
-        secretMissing = false;
+        cloudStack.secretMissing = false;
         assertThat(reconcileToEnd().getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
         assertThat(calls("scaleKubernetesCluster")).isEqualTo(1);
     }

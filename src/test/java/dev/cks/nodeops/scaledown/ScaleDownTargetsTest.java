@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
-import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
 import dev.cks.nodeops.scaledown.ScaleDownTargets.Candidate;
 import io.fabric8.kubernetes.api.model.Node;

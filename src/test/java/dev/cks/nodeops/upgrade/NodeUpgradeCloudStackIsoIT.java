@@ -9,65 +9,38 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.testbed.CloudStackFixture;
-import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
-import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 
 /** The CKS way: the version's binaries ISO attached to each VM around a Job running CKS's node script, against the CloudStack simulator. */
-@ExtendWith(TestBedExtension.class)
-class NodeUpgradeCloudStackIsoIT {
-    private static TestBed testBed;
-    private static CloudStackFixture cloudStack;
-    private static SimulatedVersion version;
-    private static KubeletUpgradeSimulation kubelets;
-    private static OperatorProcess operator;
-    private UpgradeBed bed;
+class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
+    private CloudStackFixture cloudStack;
+    private SimulatedVersion version;
 
-    @BeforeAll
-    static void start(TestBed shared) {
-        testBed = shared;
+    NodeUpgradeCloudStackIsoIT() {
+        super("nuiso");
+    }
+
+    @Override
+    protected Map<String, String> prepare(TestBed shared) {
         // The CKS cluster's VM map gets each test's nodes as they are created.
         cloudStack = CloudStackFixture.forNodes(shared, "nuiso", "CloudManaged", List.of());
         version = cloudStack.simulator().addSupportedVersion("1.35.9");
-        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
-        operator = OperatorProcess.start(shared, "nodeupgrade-iso-it", cloudStack.operatorProperties());
+        return cloudStack.operatorProperties();
     }
 
-    @AfterAll
-    static void stop() {
-        if (operator != null) {
-            operator.close();
-        }
-        if (kubelets != null) {
-            kubelets.close();
-        }
+    @Override
+    protected void finish() {
         if (cloudStack != null) {
             cloudStack.close();
         }
-    }
-
-    @BeforeEach
-    void setUp(TestInfo test) {
-        bed = new UpgradeBed(testBed, "nuiso", "iso-" + test.getTestMethod().orElseThrow().getName().toLowerCase().substring(0, 16));
-    }
-
-    @AfterEach
-    void tearDown() {
-        bed.cleanUp();
     }
 
     private String node(boolean controlPlane) {
@@ -144,7 +117,7 @@ class NodeUpgradeCloudStackIsoIT {
         bed.assertReleased(worker, false);
     }
 
-    private static Job job(String name) {
+    private Job job(String name) {
         return testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(name).get();
     }
 }

@@ -12,20 +12,12 @@ import java.util.List;
 import java.util.Map;
 
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.testbed.OperatorProcess;
-import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
@@ -40,46 +32,22 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * comes back at the new version when the upgrade Job succeeds. Invalid targetVersions are refused by
  * the CRD schema: see CrdValidationIT (`targetVersion: '1.33'`).
  */
-@ExtendWith(TestBedExtension.class)
-class NodeUpgradeIT {
-    private static final String PREFIX = "nuit";
+class NodeUpgradeIT extends NodeUpgradeScenario {
     private static final String SCRIPT_CONFIGMAP = "nu-it-kubeadm-upgrade";
     private static final Duration UPGRADE_TIME = Duration.ofSeconds(120);
-    private static OperatorProcess operator;
-    private static KubeletUpgradeSimulation kubelets;
-    private static TestBed testBed;
-    private UpgradeBed bed;
 
-    @BeforeAll
-    static void startOperator(TestBed shared) {
-        testBed = shared;
+    NodeUpgradeIT() {
+        super("nuit");
+    }
+
+    @Override
+    protected Map<String, String> prepare(TestBed shared) {
         shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
                 .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata()
                 .addToData("upgrade.sh", "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
                         + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
                         + "systemctl restart kubelet\n").build()).serverSideApply();
-        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
-        operator = OperatorProcess.start(shared, "nodeupgrade-it", Map.of());
-    }
-
-    @AfterAll
-    static void stopOperator() {
-        if (operator != null) {
-            operator.close();
-        }
-        if (kubelets != null) {
-            kubelets.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp(TestInfo test) {
-        bed = new UpgradeBed(testBed, PREFIX, test.getTestMethod().orElseThrow().getName().toLowerCase().substring(0, 20));
-    }
-
-    @AfterEach
-    void tearDown() {
-        bed.cleanUp();
+        return Map.of();
     }
 
     private static UpgradeExecutor script() {

@@ -6,12 +6,10 @@ import static dev.cks.nodeops.testing.FakeNodeWork.moving;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -20,7 +18,6 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
-import dev.cks.nodeops.cloudstack.CloudStackClientSettings;
 import dev.cks.nodeops.cloudstack.ManualTime;
 import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
@@ -35,8 +32,10 @@ import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.testing.FakeNodeWork;
+import dev.cks.nodeops.testing.ReconcileLoop;
 import dev.cks.nodeops.testing.RecordingEvents;
 import dev.cks.nodeops.testing.RecordingStatusStore;
+import dev.cks.nodeops.testing.SimulatedCloudStack;
 import dev.cks.nodeops.testing.TestNodes;
 import dev.cks.nodeops.testing.TestSettings;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
@@ -45,7 +44,6 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /**
@@ -61,9 +59,10 @@ class NodeUpgradeReconcilerTest {
     private static final String W2 = "prod-node-b2";
 
     private final ManualTime clock = new ManualTime(Instant.parse("2026-11-30T12:00:00Z"));
-    private final CloudStackSimulator simulator = CloudStackSimulator.start(0, clock);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final CloudStackClient client = new CloudStackClient(simulator.credentials(), CloudStackClientSettings.DEFAULTS, registry, clock, clock);
+    private final SimulatedCloudStack cloudStack = new SimulatedCloudStack(clock, registry);
+    private final CloudStackSimulator simulator = cloudStack.simulator;
+    private final CloudStackClient client = cloudStack.client;
     private final FakeNodeWork nodes = new FakeNodeWork();
     private final FakeUpgradeJobs jobs = new FakeUpgradeJobs();
     private final RecordingEvents events = new RecordingEvents();
@@ -73,7 +72,6 @@ class NodeUpgradeReconcilerTest {
     /** Nodes whose Job the "kubelet" lets fail; every other Job succeeds and brings its node back at the target. */
     private final Set<String> failingJobs = new HashSet<>();
     private boolean jobsFinish = true;
-    private boolean secretMissing;
     private NodeUpgradeReconciler reconciler;
     private NodeUpgrade upgrade;
 
@@ -88,19 +86,14 @@ class NodeUpgradeReconcilerTest {
     }
 
     private void restartOperator() {
-        CloudStackAccess access = new CloudStackAccess(() -> {
-            if (secretMissing) {
-                throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret does not exist");
-            }
-            return client;
-        }, Optional.of(cluster.id()));
+        CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new NodeUpgradeReconciler(clock, new TestSettings(), access, nodes, recorder, store, jobs, null);
+        reconciler = new NodeUpgradeReconciler(clock, new TestSettings(), access, nodes, recorder, store, jobs);
     }
 
     @AfterEach
     void stopSimulator() {
-        simulator.close();
+        cloudStack.close();
     }
 
     private NodeUpgrade create(UpgradeExecutor.Type type, java.util.function.Consumer<NodeUpgradeSpec> tweak) {
@@ -119,18 +112,8 @@ class NodeUpgradeReconcilerTest {
 
     /** Reconciles as JOSDK would, moving the clock by each asked delay and playing the kubelet, until the predicate holds. */
     private NodeUpgradeStatus reconcileUntil(String what, Predicate<NodeUpgradeStatus> until) {
-        for (int i = 0; i < 300; i++) {
-            UpdateControl<NodeUpgrade> control = reconciler.reconcile(upgrade, null);
-            if (until.test(upgrade.getStatus())) {
-                return upgrade.getStatus();
-            }
-            if (control.getScheduleDelay().isEmpty()) {
-                throw new AssertionError("the NodeUpgrade stopped before " + what + ": " + describe());
-            }
-            clock.advance(Duration.ofMillis(control.getScheduleDelay().get()));
-            playKubelets();
-        }
-        throw new AssertionError("not " + what + " after 300 reconciles: " + describe());
+        return new ReconcileLoop<NodeUpgrade, NodeUpgradeStatus>(u -> reconciler.reconcile(u, null), clock, this::playKubelets, this::describe)
+                .until(upgrade, what, until);
     }
 
     private void playKubelets() {
@@ -379,14 +362,14 @@ class NodeUpgradeReconcilerTest {
 
     @Test
     void cloudStackIsoWaitsWhileTheSecretIsMissingWithoutCordoning() {
-        secretMissing = true;
+        cloudStack.secretMissing = true;
         create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
 
         reconcileUntil("waiting", s -> s.getPhase() == NodeUpgradeStatus.Phase.Waiting);
         assertThat(condition(Conditions.WAITING).getMessage()).contains("cloudstack-secret does not exist");
         assertThat(nodes.calls).noneMatch(c -> c.startsWith("cordon"));
 
-        secretMissing = false;
+        cloudStack.secretMissing = false;
         assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
     }
 
