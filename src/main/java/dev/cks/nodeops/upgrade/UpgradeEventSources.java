@@ -1,7 +1,6 @@
 package dev.cks.nodeops.upgrade;
 
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -35,8 +34,10 @@ final class UpgradeEventSources {
                 .withNamespaces(Set.of(settings.namespace()))
                 .withFollowControllerNamespacesChanges(false)
                 .withLabelSelector(UpgradeJob.LABEL_NODEUPGRADE)
-                .withSecondaryToPrimaryMapper(job -> Optional.ofNullable(job.getMetadata().getLabels())
-                        .map(l -> l.get(UpgradeJob.LABEL_NODEUPGRADE)).map(name -> Set.of(new ResourceID(name))).orElse(Set.of()))
+                // The label may hold a hash of a long name; the owner reference holds the name itself.
+                .withSecondaryToPrimaryMapper(job -> job.getMetadata().getOwnerReferences().stream()
+                        .filter(owner -> "NodeUpgrade".equals(owner.getKind())).map(owner -> new ResourceID(owner.getName()))
+                        .collect(Collectors.toSet()))
                 .build(), context);
         return List.of(nodes, jobs);
     }

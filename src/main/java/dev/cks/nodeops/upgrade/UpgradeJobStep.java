@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
@@ -47,6 +48,7 @@ final class UpgradeJobStep {
     private final OperationRecorder recorder;
     private final StatusStore store;
     private final OperatorSettings settings;
+    private final ScriptTrust scripts;
 
     UpgradeJobStep(UpgradeJobs jobs, CloudStackIsoExecutor iso, OperationRecorder recorder, StatusStore store, OperatorSettings settings) {
         this.jobs = jobs;
@@ -54,16 +56,19 @@ final class UpgradeJobStep {
         this.recorder = recorder;
         this.store = store;
         this.settings = settings;
+        this.scripts = new ScriptTrust(settings.upgrade().scriptSha256().orElse(Set.of()));
     }
 
     /**
-     * CloudStackIso, before the node is locked and cordoned: CloudStack is not changing the cluster itself,
-     * the node has a VM and the target a usable ISO — a node is never drained for an upgrade that cannot run.
+     * Before the node is locked and cordoned, a node is never drained for an upgrade that cannot run:
+     * Script — the script is one the operator's configuration allows (docs/security.md); CloudStackIso —
+     * CloudStack is not changing the cluster itself, the node has a VM and the target a usable ISO.
      * Empty when the node may go ahead.
      */
     Optional<Outcome> beforeCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (upgrade.getSpec().getExecutor().getType() != UpgradeExecutor.Type.CloudStackIso) {
-            return Optional.empty();
+        if (upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.Script) {
+            // What the node's Job will run is judged before the node is touched: a changed script fails here, not after a drain.
+            return userScript(upgrade) instanceof ScriptTrust.Refused refused ? Optional.of(new NodeFailed(refused.message())) : Optional.empty();
         }
         NodeUpgradeStatus status = upgrade.getStatus();
         try {
@@ -278,26 +283,38 @@ final class UpgradeJobStep {
         String configMap;
         String key;
         List<String> arguments;
+        ScriptTrust.Verdict script;
         if (executor.getType() == UpgradeExecutor.Type.CloudStackIso) {
             configMap = CloudStackIsoExecutor.SCRIPT_CONFIGMAP;
             key = CloudStackIsoExecutor.SCRIPT_KEY;
             jobs.writeScript(namespace, configMap, key, CloudStackIsoExecutor.script());
+            script = new ScriptTrust.Trusted(ScriptTrust.sha256(CloudStackIsoExecutor.script()));
             arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction());
         } else {
             configMap = executor.getScript().getConfigMapRef().getName();
             key = executor.getScript().getConfigMapRef().getKey();
+            // Judged again as the Job is made (the script may have changed during the drain); the Job runs only this digest.
+            script = userScript(upgrade);
             arguments = List.of(spec.getTargetVersion(), node.getAction() == Action.Apply ? "apply" : "node");
         }
-        String image = executor.getImage() == null || executor.getImage().isBlank() ? settings.upgrade().jobImage() : executor.getImage();
+        if (script instanceof ScriptTrust.Refused refused) {
+            return new NodeFailed(refused.message());
+        }
         jobs.create(UpgradeJob.build(new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(),
-                node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), image,
-                executor.getJobTimeoutSeconds(), configMap, key, arguments)));
+                node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), settings.upgrade().jobImage(),
+                executor.getJobTimeoutSeconds(), configMap, key, arguments, ((ScriptTrust.Trusted) script).sha256())));
         node.setJobName(jobName);
         node.setStepStartedAt(Timestamps.format(now));
         recorder.event(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
                 + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
         recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
         return new Continue(Step.onEvent());
+    }
+
+    private ScriptTrust.Verdict userScript(NodeUpgrade upgrade) {
+        UpgradeExecutor.ConfigMapKeyRef ref = upgrade.getSpec().getExecutor().getScript().getConfigMapRef();
+        String namespace = settings.namespace();
+        return scripts.judge(namespace, ref.getName(), ref.getKey(), jobs.configMapData(namespace, ref.getName()).orElse(null));
     }
 
     static String versionId(NodeUpgrade upgrade) {

@@ -2,6 +2,7 @@ package dev.cks.nodeops.upgrade;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import org.jboss.logging.Logger;
@@ -21,6 +22,9 @@ interface UpgradeJobs {
 
     /** The end of the log of the Job's newest pod; empty when there is none or it cannot be read. */
     String logTail(String namespace, String jobName);
+
+    /** The data of a ConfigMap in the operator's namespace; empty when it does not exist. */
+    Optional<Map<String, String>> configMapData(String namespace, String name);
 
     /** Writes the script ConfigMap, so it always matches the running operator. */
     void writeScript(String namespace, String configMap, String key, String content);
@@ -69,6 +73,12 @@ interface UpgradeJobs {
                 LOG.debugf("no log for Job %s/%s: %s", namespace, jobName, e.getMessage());
                 return "";
             }
+        }
+
+        @Override
+        public Optional<Map<String, String>> configMapData(String namespace, String name) {
+            return Optional.ofNullable(client.configMaps().inNamespace(namespace).withName(name).get())
+                    .map(configMap -> configMap.getData() == null ? Map.<String, String>of() : configMap.getData());
         }
 
         @Override

@@ -73,9 +73,22 @@ public final class TestSettings implements OperatorSettings {
         };
     }
 
+    /** Scripts the Script executor may run: their sha256, as the chart lists them. */
+    public final java.util.Set<String> scriptSha256 = new java.util.HashSet<>();
+
     @Override
     public Upgrade upgrade() {
-        return () -> "busybox:1.37";
+        return new Upgrade() {
+            @Override
+            public String jobImage() {
+                return OperatorSettings.DEFAULT_JOB_IMAGE;
+            }
+
+            @Override
+            public Optional<java.util.Set<String>> scriptSha256() {
+                return Optional.of(scriptSha256);
+            }
+        };
     }
 
     @Override

@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
 final class FakeUpgradeJobs implements UpgradeJobs {
     final Map<String, Job> jobs = new LinkedHashMap<>();
     final List<String> created = new ArrayList<>();
+    /** ConfigMaps of the operator's namespace by name: where the Script executor's scripts are. */
+    final Map<String, Map<String, String>> configMaps = new LinkedHashMap<>();
     final Map<String, String> scripts = new LinkedHashMap<>();
     String log = "kubeadm: [upgrade/apply] FATAL: the control plane did not come up";
 
@@ -31,6 +33,11 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     @Override
     public String logTail(String namespace, String jobName) {
         return log;
+    }
+
+    @Override
+    public Optional<Map<String, String>> configMapData(String namespace, String name) {
+        return Optional.ofNullable(configMaps.get(name));
     }
 
     @Override

