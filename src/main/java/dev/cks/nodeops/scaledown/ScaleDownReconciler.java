@@ -55,7 +55,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
 
     private final Clock clock;
-    private final CloudStackAccess cloudStack;
     private final OperatorSettings settings;
     private final NodeWork work;
     private final OperationRecorder recorder;
@@ -73,7 +72,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, NodeWork work, OperationRecorder recorder,
             StatusStore store) {
         this.clock = clock;
-        this.cloudStack = cloudStack;
         this.settings = settings;
         this.work = work;
         this.recorder = recorder;
