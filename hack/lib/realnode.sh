@@ -20,8 +20,8 @@ REAL_CLUSTER_CIDR=10.244.0.0/16
 REAL_SERVICE_CIDR=10.96.0.0/12
 REAL_SOCK="$REAL/containerd/containerd.sock"
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
-# Directories kubeadm and the kubelet use at fixed places; removed at teardown unless they existed before.
-REAL_HOST_PATHS="/etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni"
+# Directories kubeadm, the kubelet and the operator's upgrade Jobs use at fixed places; removed at teardown unless they existed before.
+REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni"
 # Sysctls the kernel changes by itself, not the bed.
 REAL_VOLATILE_SYSCTLS='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.perf_event_max_sample_rate|kernel\.tainted|fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|net\.netfilter\.nf_conntrack_count|net\.ipv6\.conf\.[^.]*\.stable_secret)'
 
@@ -160,7 +160,8 @@ EOF
 {"cniVersion": "1.0.0", "name": "cks-realnode", "plugins": [
   {"type": "bridge", "bridge": "$REAL_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
    "ipam": {"type": "host-local", "dataDir": "$REAL/cni/ipam",
-            "ranges": [[{"subnet": "$REAL_POD_CIDR", "gateway": "$REAL_NODE_IP"}]]}}]}
+            "ranges": [[{"subnet": "$REAL_POD_CIDR", "gateway": "$REAL_NODE_IP"}]],
+            "routes": [{"dst": "0.0.0.0/0"}]}}]}
 EOF
   cat > "$REAL/kubeadm.yaml" <<EOF
 apiVersion: kubeadm.k8s.io/v1beta4
