@@ -11,3 +11,11 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 app.kubernetes.io/name: cks-node-operator
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+{{/* The sha256 of every script in upgrade.scripts, comma-separated: the operator runs no other. */}}
+{{- define "cks.scriptDigests" -}}
+{{- $digests := list -}}
+{{- range $key, $script := .Values.upgrade.scripts -}}
+{{- $digests = append $digests (sha256sum $script) -}}
+{{- end -}}
+{{- join "," $digests -}}
+{{- end -}}

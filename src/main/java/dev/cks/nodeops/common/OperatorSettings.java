@@ -64,8 +64,16 @@ public interface OperatorSettings {
     }
 
     interface Upgrade {
-        /** Image of the upgrade Jobs: it needs only a shell and nsenter, the work runs in the host's namespaces. */
-        @WithDefault("busybox:1.37")
+        /**
+         * Image of the upgrade Jobs: it needs only a shell, nsenter, sha256sum and cut; the work runs in the
+         * host's namespaces. Pinned by digest, so what runs as root on the nodes cannot change under a tag.
+         */
+        @WithDefault(DEFAULT_JOB_IMAGE)
         String jobImage();
+
+        /** The sha256 (hex) of every upgrade script the Script executor may run; the chart computes them from upgrade.scripts. */
+        Optional<java.util.Set<String>> scriptSha256();
     }
+
+    String DEFAULT_JOB_IMAGE = "busybox:1.37@sha256:9db7b59979c38555a39def84a31fb98b5296952f9e3afd4f6f11f05b07adfab0";
 }

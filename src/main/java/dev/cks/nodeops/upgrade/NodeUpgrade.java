@@ -2,11 +2,14 @@ package dev.cks.nodeops.upgrade;
 
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Categories;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.ShortNames;
 import io.fabric8.kubernetes.model.annotation.Version;
 
 @Group("nodeops.cks.dev")
+// `kubectl get nodeops` lists every NodeUpgrade, ScaleDown and VMMapAudit.
+@Categories("nodeops")
 @Version("v1alpha1")
 @ShortNames("nu")
 @AdditionalPrinterColumn(name = "Target", jsonPath = ".spec.targetVersion", type = AdditionalPrinterColumn.Type.STRING)

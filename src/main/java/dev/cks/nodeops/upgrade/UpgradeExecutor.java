@@ -8,6 +8,9 @@ import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.ValidationRule;
 
 @ValidationRule(value = "self.type != 'Script' || has(self.script)", message = "executor.type Script needs executor.script.configMapRef")
+// What runs as root on every node is the operator's configuration, never the choice of whoever may create a NodeUpgrade.
+@ValidationRule(value = "!has(self.image) || self.image == ''", message = "executor.image is not accepted: the upgrade Job's image is the "
+        + "operator's configuration (Helm value upgrade.jobImage, pinned by digest); remove executor.image")
 public class UpgradeExecutor {
     public enum Type {
         /** The CKS way: attach the version's binaries ISO to the VM and run CKS's node script. */
@@ -24,8 +27,12 @@ public class UpgradeExecutor {
 
     private Script script;
 
-    @JsonPropertyDescription("Image of the upgrade Job; empty uses the operator's default.")
-    private String image = "";
+    /**
+     * Kept in the schema only so that admission refuses it with a sentence (an unknown field would be
+     * pruned silently, and the author would believe their image runs): the image is always the operator's.
+     */
+    @JsonPropertyDescription("Not accepted (admission refuses any value): the upgrade Job's image is the operator's configuration, Helm value upgrade.jobImage.")
+    private String image;
 
     @JsonPropertyDescription("Seconds the upgrade Job of one node may run.")
     @Default("1800")

@@ -1,9 +1,5 @@
 package dev.cks.nodeops.upgrade;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,12 +25,21 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
  * block device are the host's own. A chroot into /host would not do: a mount made by the script (the
  * ISO) would stay inside the container's mount namespace, and systemd would not see a host process.
  * The ConfigMap's mount only exists in the container's namespace, hence the copy.
+ *
+ * The pod gets no ServiceAccount token and no service environment: the script needs no API access, and
+ * a token on a privileged host pod would hand the namespace's default ServiceAccount to anyone who
+ * reads the node's disk. The script's sha256 is recorded on the Job, and the launcher checks the copy
+ * it is about to run against it: a ConfigMap changed after the operator checked it runs nothing.
  */
 public final class UpgradeJob {
     public static final String LABEL_NODEUPGRADE = NodeAnnotations.PREFIX + "nodeupgrade";
     public static final String LABEL_NODE = NodeAnnotations.PREFIX + "node";
     public static final String ANNOTATION_ACTION = NodeAnnotations.PREFIX + "action";
     public static final String ANNOTATION_TARGET = NodeAnnotations.PREFIX + "target-version";
+    /** The sha256 (hex) of the script the Job may run; the launcher refuses any other. */
+    public static final String ANNOTATION_SCRIPT_SHA256 = NodeAnnotations.PREFIX + "script-sha256";
+    /** A label value holds at most this much (Kubernetes' limit). */
+    static final int MAX_LABEL_VALUE = 63;
     /** A finished Job stays this long, so that a restarted operator can still read its outcome and log. */
     public static final int TTL_SECONDS_AFTER_FINISHED = 24 * 3600;
     static final String HOST_DIR = "/var/lib/cks-node-operator";
@@ -46,10 +51,22 @@ public final class UpgradeJob {
      *
      * @param arguments what the script is called with, e.g. `v1.33.4 node`
      * @param attemptKey changes when the same node is upgraded again (a retry), so the new Job gets a new name
+     * @param scriptSha256 the hex sha256 of the script as the operator checked it; the Job runs nothing else
      */
     public record Request(String namespace, String nodeUpgradeName, String nodeUpgradeUid, String nodeName, String attemptKey,
             UpgradeNodeStatus.Action action, String targetVersion, String image, int timeoutSeconds,
-            String configMapName, String configMapKey, List<String> arguments) {
+            String configMapName, String configMapKey, List<String> arguments, String scriptSha256) {
+
+        /**
+         * Without a checked digest: the launcher then runs whatever the ConfigMap holds. Only for the
+         * caller that does not check the script yet (see docs/security.md); it goes once that one does.
+         */
+        public Request(String namespace, String nodeUpgradeName, String nodeUpgradeUid, String nodeName, String attemptKey,
+                UpgradeNodeStatus.Action action, String targetVersion, String image, int timeoutSeconds,
+                String configMapName, String configMapKey, List<String> arguments) {
+            this(namespace, nodeUpgradeName, nodeUpgradeUid, nodeName, attemptKey, action, targetVersion, image, timeoutSeconds,
+                    configMapName, configMapKey, arguments, null);
+        }
     }
 
     private UpgradeJob() {
@@ -57,7 +74,7 @@ public final class UpgradeJob {
 
     /** Deterministic: the same upgrade, node and attempt always give the same name, so a restarted operator finds its Job. */
     public static String name(String nodeUpgradeUid, String nodeName, String attemptKey) {
-        String hash = sha256(nodeUpgradeUid + "/" + nodeName + "/" + (attemptKey == null ? "" : attemptKey)).substring(0, 10);
+        String hash = ScriptTrust.sha256(nodeUpgradeUid + "/" + nodeName + "/" + (attemptKey == null ? "" : attemptKey)).substring(0, 10);
         String node = nodeName.length() > 40 ? nodeName.substring(0, 40) : nodeName;
         return ("upgrade-" + node).replaceAll("[^a-z0-9-]", "-").replaceAll("-+$", "") + "-" + hash;
     }
@@ -65,23 +82,23 @@ public final class UpgradeJob {
     public static Job build(Request request) {
         String name = name(request.nodeUpgradeUid(), request.nodeName(), request.attemptKey());
         Map<String, String> labels = new LinkedHashMap<>();
-        labels.put(LABEL_NODEUPGRADE, request.nodeUpgradeName());
-        labels.put(LABEL_NODE, request.nodeName());
-        String hostScript = HOST_DIR + "/" + name + ".sh";
+        labels.put(LABEL_NODEUPGRADE, labelValue(request.nodeUpgradeName()));
+        labels.put(LABEL_NODE, labelValue(request.nodeName()));
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(ANNOTATION_ACTION, request.action().name());
+        annotations.put(ANNOTATION_TARGET, request.targetVersion());
+        if (request.scriptSha256() != null) {
+            annotations.put(ANNOTATION_SCRIPT_SHA256, request.scriptSha256());
+        }
         // $0 is the Job's name; "$@" are the script's arguments.
-        String launcher = "set -eu\n"
-                + "mkdir -p /host" + HOST_DIR + "\n"
-                + "cp " + SCRIPT_MOUNT + "/" + SCRIPT_FILE + " /host" + hostScript + "\n"
-                + "exec nsenter -t 1 -m -u -i -n -p -- sh " + hostScript + " \"$@\"\n";
-        List<String> command = new java.util.ArrayList<>(List.of("sh", "-c", launcher, name));
+        List<String> command = new java.util.ArrayList<>(List.of("sh", "-c", launcher(LauncherPaths.IN_POD, request.scriptSha256()), name));
         command.addAll(request.arguments());
         return new JobBuilder()
                 .withNewMetadata()
                     .withName(name)
                     .withNamespace(request.namespace())
                     .withLabels(labels)
-                    .addToAnnotations(ANNOTATION_ACTION, request.action().name())
-                    .addToAnnotations(ANNOTATION_TARGET, request.targetVersion())
+                    .withAnnotations(annotations)
                     .withOwnerReferences(owner(request))
                 .endMetadata()
                 .withNewSpec()
@@ -89,10 +106,12 @@ public final class UpgradeJob {
                     .withActiveDeadlineSeconds((long) request.timeoutSeconds())
                     .withTtlSecondsAfterFinished(TTL_SECONDS_AFTER_FINISHED)
                     .withNewTemplate()
-                        .withNewMetadata().withLabels(labels).endMetadata()
+                        .withNewMetadata().withLabels(labels).withAnnotations(annotations).endMetadata()
                         .withNewSpec()
                             .withNodeName(request.nodeName())
                             .withHostPID(true)
+                            .withAutomountServiceAccountToken(false)
+                            .withEnableServiceLinks(false)
                             .withRestartPolicy("Never")
                             .withPriorityClassName("system-node-critical")
                             .withTolerations(new TolerationBuilder().withOperator("Exists").build())
@@ -101,7 +120,7 @@ public final class UpgradeJob {
                                 .withImage(request.image())
                                 .withCommand(command)
                                 .withNewSecurityContext().withPrivileged(true).endSecurityContext()
-                                .addNewVolumeMount().withName("host").withMountPath("/host").endVolumeMount()
+                                .addNewVolumeMount().withName("host").withMountPath(LauncherPaths.IN_POD.hostRoot()).endVolumeMount()
                                 .addNewVolumeMount().withName("script").withMountPath(SCRIPT_MOUNT).withReadOnly(true).endVolumeMount()
                             .endContainer()
                             .addNewVolume().withName("host").withNewHostPath().withPath("/").endHostPath().endVolume()
@@ -112,6 +131,47 @@ public final class UpgradeJob {
                     .endTemplate()
                 .endSpec()
                 .build();
+    }
+
+    /** Where the launcher finds the mounted script and the host's root; tests run the launcher against a temporary tree. */
+    record LauncherPaths(String script, String hostRoot) {
+        static final LauncherPaths IN_POD = new LauncherPaths(SCRIPT_MOUNT + "/" + SCRIPT_FILE, "/host");
+    }
+
+    /**
+     * The container's shell program: copy the script to the host, check the copy's sha256 against the
+     * one recorded on the Job (the copy is what runs, so a ConfigMap swapped after the check is caught),
+     * then run it in the host's namespaces. `sha256sum` and `cut` are in busybox and coreutils alike.
+     */
+    static String launcher(LauncherPaths paths, String scriptSha256) {
+        String hostScript = HOST_DIR + "/$0.sh";
+        StringBuilder text = new StringBuilder("set -eu\n")
+                .append("mkdir -p ").append(paths.hostRoot()).append(HOST_DIR).append("\n")
+                .append("cp ").append(paths.script()).append(' ').append(paths.hostRoot()).append(hostScript).append("\n");
+        if (scriptSha256 != null) {
+            text.append("actual=$(sha256sum ").append(paths.hostRoot()).append(hostScript).append(" | cut -d ' ' -f 1)\n")
+                    .append("if [ \"$actual\" != ").append(scriptSha256).append(" ]; then\n")
+                    .append("  echo \"The upgrade script's sha256 is $actual, not ").append(scriptSha256)
+                    .append(" as recorded on this Job (").append(ANNOTATION_SCRIPT_SHA256)
+                    .append("): its ConfigMap was changed after the operator checked it. Nothing was run.\" >&2\n")
+                    .append("  rm -f ").append(paths.hostRoot()).append(hostScript).append("\n")
+                    .append("  exit 1\n")
+                    .append("fi\n");
+        }
+        return text.append("exec nsenter -t 1 -m -u -i -n -p -- sh ").append(hostScript).append(" \"$@\"\n").toString();
+    }
+
+    /**
+     * A name as a label value: as it is when it fits, else its first characters and a hash of the whole,
+     * so that two long names never share a value. Node and NodeUpgrade names may be 253 characters long.
+     */
+    static String labelValue(String name) {
+        if (name.length() <= MAX_LABEL_VALUE) {
+            return name;
+        }
+        String hash = ScriptTrust.sha256(name).substring(0, 10);
+        String head = name.substring(0, MAX_LABEL_VALUE - hash.length() - 1).replaceAll("[^A-Za-z0-9]+$", "");
+        return head + "-" + hash;
     }
 
     /** The Job is owned by the NodeUpgrade, so deleting the NodeUpgrade lets the garbage collector remove its Jobs. */
@@ -175,11 +235,4 @@ public final class UpgradeJob {
     /** The status keeps at most this much of an error (its tail matters most). */
     public static final int MAX_ERROR = 2000;
 
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

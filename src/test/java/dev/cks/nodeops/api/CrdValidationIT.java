@@ -25,9 +25,24 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 @ExtendWith(TestBedExtension.class)
 class CrdValidationIT {
     private final KubernetesClient client;
+    private final TestBed bed;
 
     CrdValidationIT(TestBed bed) {
+        this.bed = bed;
         this.client = bed.client();
+    }
+
+    @Test
+    void kubectlGetNodeopsListsEveryKind() throws IOException {
+        GenericKubernetesResource audit = client.getKubernetesSerialization()
+                .unmarshal(Files.readString(Path.of("config/samples/vmmapaudit.yaml")), GenericKubernetesResource.class);
+        audit.getMetadata().setName("category-" + audit.getMetadata().getName());
+        GenericKubernetesResource created = client.resource(audit).create();
+        try {
+            assertThat(bed.tool("kubectl", "get", "nodeops", "-o", "name")).contains("vmmapaudit.nodeops.cks.dev/category-");
+        } finally {
+            client.resource(created).delete();
+        }
     }
 
     @ParameterizedTest
@@ -53,6 +68,8 @@ class CrdValidationIT {
                         "spec.executor.type: Unsupported value: \"Ansible\""),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script}",
                         "executor.type Script needs executor.script.configMapRef"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso, image: 'attacker.example/root:latest'}",
+                        "executor.image is not accepted: the upgrade Job's image is the operator's configuration"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  drain: {retries: -1}",
                         "spec.drain.retries: Invalid value: -1: spec.drain.retries in body should be greater than or equal to 0"),
                 Arguments.of("ScaleDown", "nodeNames: [a]\n  count: 1", "set exactly one of nodeNames and count"),

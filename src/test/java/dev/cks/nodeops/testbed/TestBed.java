@@ -202,6 +202,9 @@ public final class TestBed implements AutoCloseable {
         try {
             ProcessBuilder builder = new ProcessBuilder(command).directory(projectRoot.toFile()).redirectErrorStream(true);
             builder.environment().put("KUBECONFIG", kubeconfig.toString());
+            // kubectl caches API discovery per server for hours; a bed on a reused port would answer from an
+            // earlier bed's CRDs (e.g. without their categories). One cache per test run.
+            builder.environment().put("KUBECACHEDIR", projectRoot.resolve("target/kubectl-cache-" + ProcessHandle.current().pid()).toString());
             Process process = builder.start();
             String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!process.waitFor(5, TimeUnit.MINUTES)) {

@@ -74,6 +74,45 @@ class UpgradeJobTest {
     }
 
     @Test
+    void thePodGetsNoServiceAccountTokenAndNoServiceEnvironment() {
+        PodSpec pod = UpgradeJob.build(request(null)).getSpec().getTemplate().getSpec();
+
+        assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+        assertThat(pod.getEnableServiceLinks()).isFalse();
+    }
+
+    @Test
+    void namesLongerThanALabelValueAreShortenedWithAHashSoTheyStayDistinct() {
+        String longNode = "n".repeat(40) + "." + "zone-a.".repeat(20) + "example.internal";
+        String otherLongNode = longNode.replace("zone-a", "zone-b");
+        UpgradeJob.Request request = new UpgradeJob.Request("cks-node-operator", "u".repeat(200), "uid-1", longNode, null, Action.Node,
+                "v1.33.4", "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"));
+        Job job = UpgradeJob.build(request);
+
+        assertThat(job.getMetadata().getLabels().values()).allSatisfy(v -> assertThat(v).hasSizeLessThanOrEqualTo(63)
+                .matches("(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"));
+        assertThat(job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)).startsWith("nnnnn")
+                .isNotEqualTo(UpgradeJob.labelValue(otherLongNode));
+        assertThat(job.getSpec().getTemplate().getSpec().getNodeName()).as("the pod still goes to the full name").isEqualTo(longNode);
+        assertThat(UpgradeJob.labelValue("prod-node-1")).isEqualTo("prod-node-1");
+    }
+
+    @Test
+    void theScriptsDigestIsRecordedOnTheJobAndItsPod() {
+        String digest = ScriptTrust.sha256("#!/bin/sh\n");
+        Job job = UpgradeJob.build(withDigest(digest));
+
+        assertThat(job.getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_SCRIPT_SHA256, digest);
+        assertThat(job.getSpec().getTemplate().getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_SCRIPT_SHA256, digest);
+        assertThat(String.join(" ", job.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())).contains(digest);
+    }
+
+    private static UpgradeJob.Request withDigest(String digest) {
+        return new UpgradeJob.Request("cks-node-operator", "to-1-33", "uid-1", "prod-node-18c2f3a9b1", null, Action.Node, "v1.33.4",
+                "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), digest);
+    }
+
+    @Test
     void outcomeFollowsTheJobsConditions() {
         Job running = new JobBuilder().withNewStatus().withActive(1).endStatus().build();
         Job complete = new JobBuilder().withNewStatus().addNewCondition().withType("Complete").withStatus("True").endCondition().endStatus().build();
