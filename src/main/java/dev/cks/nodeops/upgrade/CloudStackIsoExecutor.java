@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
+import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.KubernetesSupportedVersion;
@@ -35,6 +38,9 @@ final class CloudStackIsoExecutor {
             super(message);
         }
     }
+
+    /** How far CloudStack's clock may be behind the operator's when job times are compared. */
+    static final Duration CLOCK_SKEW = Duration.ofMinutes(10);
 
     private final CloudStackAccess access;
 
@@ -89,6 +95,17 @@ final class CloudStackIsoExecutor {
      */
     Optional<String> attachedIso(KubernetesCluster cluster, String vmId) {
         return access.client().findVirtualMachine(cluster.owner(), vmId).map(VirtualMachine::isoId);
+    }
+
+    /**
+     * Whether a job of this command, sent since {@code since}, still runs in CloudStack: a write whose
+     * answer was lost (or whose job id a stopped operator never recorded) may still be at work, and
+     * sending it again would do it twice. CloudStack's job times are its own clock, so a margin for
+     * skew is allowed; an unrelated job of the same command only makes the caller wait a little.
+     */
+    boolean stillRunning(CloudStackCommand command, Instant since) {
+        return access.client().listAsyncJobs(since.minus(CLOCK_SKEW)).stream()
+                .anyMatch(job -> job.isPending() && job.runs(command.commandClass()));
     }
 
     String startAttach(Attachment attachment) {

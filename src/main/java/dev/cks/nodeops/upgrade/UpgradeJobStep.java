@@ -8,6 +8,7 @@ import java.util.Set;
 
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
+import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
@@ -182,6 +183,12 @@ final class UpgradeJobStep {
         } catch (CloudStackIsoExecutor.Refused refused) {
             return new NodeFailed(refused.getMessage());
         }
+        if (node.getIsoState() == IsoState.Attaching && iso.stillRunning(CloudStackCommand.ATTACH_ISO, askedSince(node))) {
+            // Asked before a restart or a lost answer, and its job is unknown: that attach may still be at work.
+            recorder.progressing(upgrade, "Upgrading", "Waiting for the attachIso asked for node " + node.getName()
+                    + " before its answer was lost, which CloudStack still runs.", now);
+            return new Continue(Step.after(POLL_ISO_JOB));
+        }
         Optional<String> carried = iso.attachedIso(cluster, attachment.vmId());
         if (carried.isPresent() && carried.get().equals(attachment.isoId())) {
             // Attached by a run that stopped before it heard the job id: nothing to ask again.
@@ -223,6 +230,16 @@ final class UpgradeJobStep {
     /** Empty once the ISO is detached; a Continue while CloudStack works on it; NodeFailed when CloudStack refuses. */
     private Optional<Outcome> detach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         if (node.getIsoJobId() == null) {
+            if (iso.stillRunning(CloudStackCommand.DETACH_ISO, askedSince(node))) {
+                // A detach asked before a restart or a lost answer may still be at work: asking again would send it twice.
+                return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
+            }
+            NodeUpgradeStatus status = upgrade.getStatus();
+            KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
+            if (iso.attachedIso(cluster, node.getVmId()).isEmpty()) {
+                // Detached already (by a run that stopped before it heard the answer): nothing to ask.
+                return detached(upgrade, node);
+            }
             Optional<String> job;
             try {
                 job = iso.startDetach(node.getVmId());
@@ -315,6 +332,15 @@ final class UpgradeJobStep {
         UpgradeExecutor.ConfigMapKeyRef ref = upgrade.getSpec().getExecutor().getScript().getConfigMapRef();
         String namespace = settings.namespace();
         return scripts.judge(namespace, ref.getName(), ref.getKey(), jobs.configMapData(namespace, ref.getName()).orElse(null));
+    }
+
+    /**
+     * Since when a write of this node's current step can have been sent: the step's start, which comes
+     * before the attach (after the drain) and before the detach (at the Job's creation).
+     */
+    private static Instant askedSince(UpgradeNodeStatus node) {
+        Instant started = Timestamps.parse(node.getStepStartedAt());
+        return started != null ? started : Instant.EPOCH;
     }
 
     static String versionId(NodeUpgrade upgrade) {

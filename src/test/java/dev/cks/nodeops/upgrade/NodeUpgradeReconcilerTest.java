@@ -380,6 +380,37 @@ class NodeUpgradeReconcilerTest {
     }
 
     @Test
+    void cloudStackIsoWhoseAttachAnswerIsLostWaitsForThatJobInsteadOfAttachingAgain() {
+        // CloudStack took the attach and runs it for half a minute; the answer with its job id never arrived.
+        simulator.planJob("attachIso", new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(30)));
+        simulator.injectFault("attachIso", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(simulator.calls("attachIso")).as("the lost attach is waited for, not sent again").hasSize(1);
+        assertThat(simulator.calls("listAsyncJobs")).isNotEmpty();
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
+    }
+
+    @Test
+    void cloudStackIsoWhoseDetachAnswerIsLostDetachesOnce() {
+        simulator.planJob("detachIso", new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(30)));
+        simulator.injectFault("detachIso", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(simulator.calls("attachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).as("the lost detach is found done, not sent again").hasSize(1);
+        assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
+        assertThat(node(W1).getIsoState()).isEqualTo(IsoState.Detached);
+    }
+
+    @Test
     void cloudStackIsoWaitsWhileTheSecretIsMissingWithoutCordoning() {
         cloudStack.secretMissing = true;
         create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
