@@ -17,6 +17,8 @@ public class ScaleDownNodeStatus extends NodeProgress {
     private String downReason;
     /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers. */
     private String removalJobId;
+    /** DestroyVM: when the VM was dropped from the map and its destroy asked for, recorded before the call. */
+    private String removalRequestedAt;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
@@ -26,4 +28,6 @@ public class ScaleDownNodeStatus extends NodeProgress {
     public void setDownReason(String downReason) { this.downReason = downReason; }
     public String getRemovalJobId() { return removalJobId; }
     public void setRemovalJobId(String removalJobId) { this.removalJobId = removalJobId; }
+    public String getRemovalRequestedAt() { return removalRequestedAt; }
+    public void setRemovalRequestedAt(String removalRequestedAt) { this.removalRequestedAt = removalRequestedAt; }
 }

@@ -12,9 +12,12 @@ import java.util.stream.Collectors;
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
+import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.cloudstack.OwnerScope;
+import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.operation.NodeWork;
@@ -32,6 +35,12 @@ import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
  */
 final class ScaleDownRemoval {
     static final Duration POLL_JOB = Duration.ofSeconds(2);
+    /**
+     * A destroy recorded as asked for, with no job and the VM still there, was never received (the
+     * operator stopped before sending, or the request was lost on the way) — unless CloudStack has
+     * since expunged the job of a destroy that failed. Within this time its record would still be there.
+     */
+    static final Duration ASK_AGAIN_WITHIN = Duration.ofHours(1);
 
     private final CloudStackAccess cloudStack;
     private final NodeWork work;
@@ -55,6 +64,11 @@ final class ScaleDownRemoval {
             recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "The nodes are drained but CloudStack cannot be reached ("
                     + e.getMessage() + "); removal goes on once it can.", now);
             return Step.after(recheckCloudStack);
+        } catch (CloudStackException e) {
+            // No answer (or a read failed): what was asked is recorded, so the next look finds out what CloudStack did.
+            recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer during removal (" + e.getMessage()
+                    + "); what it did is looked up before anything is asked again.", now);
+            return Step.after(recheckCloudStack);
         }
     }
 
@@ -72,25 +86,40 @@ final class ScaleDownRemoval {
             try {
                 removal.setJobId(cs.startScaleKubernetesCluster(status.getClusterId(), vmIds));
             } catch (CloudStackException e) {
+                if (e.outcomeUnknown()) {
+                    throw e;
+                }
                 return removalFailed(resource, "CloudStack refused scaleKubernetesCluster: " + e.getMessage(), vmIds, now);
             }
             store.persist(resource);
             return Step.after(POLL_JOB);
         }
         if (removal.getJobId() == null) {
-            // The operator stopped between asking and hearing the job id: look instead of asking again.
+            // The operator stopped between asking and hearing the job id, or the answer was lost: look instead of asking again.
+            List<AsyncJobResult> scaleJobs = jobsSince(CloudStackCommand.SCALE_KUBERNETES_CLUSTER, Timestamps.parse(removal.getStartedAt()));
+            if (scaleJobs.stream().anyMatch(AsyncJobResult::isPending)) {
+                recorder.progressing(resource, "Removing", "Waiting for the scaleKubernetesCluster asked before its answer was lost, "
+                        + "which CloudStack still runs.", now);
+                return Step.after(POLL_JOB);
+            }
             KubernetesCluster cluster = cs.findKubernetesCluster(status.getClusterId()).orElse(null);
             return switch (ScaleDownSteps.removalSeen(cluster, vmIds)) {
                 case DONE -> removalSucceeded(resource, now);
                 case IN_PROGRESS -> Step.after(POLL_JOB);
-                case NOT_STARTED -> removalFailed(resource, "Removal was requested from CloudStack, but the operator stopped before CloudStack "
-                        + "answered and CloudStack shows no scale of the cluster; to be safe it is not asked again. Check the cluster's "
-                        + "async jobs in CloudStack, then create a new ScaleDown for the nodes still there.", vmIds, now);
+                case NOT_STARTED -> removalFailed(resource, scaleJobs.stream().filter(AsyncJobResult::failed).reduce((a, b) -> b)
+                        .map(failed -> "CloudStack's scale job " + failed.jobId() + " (asked before the operator heard its id) failed: "
+                                + CloudStackResponses.jobError(failed).errorText() + ".")
+                        .orElse("Removal was requested from CloudStack, but the operator stopped before CloudStack answered and CloudStack "
+                                + "shows no scale of the cluster; to be safe it is not asked again. Check the cluster's async jobs in "
+                                + "CloudStack, then create a new ScaleDown for the nodes still there."), vmIds, now);
             };
         }
-        Optional<AsyncJobResult> job = poll(resource, removal.getJobId(), now);
+        Optional<AsyncJobResult> job = poll(removal.getJobId());
         if (job.isEmpty()) {
-            return Step.after(recheckCloudStack);
+            // CloudStack forgot the job while the operator was away: the cluster says what happened.
+            removal.setJobId(null);
+            store.persist(resource);
+            return Step.next();
         }
         if (job.get().isPending()) {
             recorder.progressing(resource, "Removing", "Waiting for CloudStack job " + removal.getJobId() + " (scaleKubernetesCluster).", now);
@@ -105,9 +134,10 @@ final class ScaleDownRemoval {
     }
 
     /**
-     * DestroyVM, one node at a time: delete the Node, start destroying its VM and record the job, poll it
-     * in later reconciles; each VM's removal is recorded before the next begins. Then the VMs are dropped
-     * from the cluster's map.
+     * DestroyVM, one node at a time: delete the Node, drop its VM from the cluster's map, then destroy
+     * the VM and poll that job in later reconciles; each VM's removal is recorded before the next
+     * begins. The map entry goes first: CloudStack cannot drop an entry whose VM is already expunged
+     * (KubernetesClusterManagerImpl.removeVmsFromCluster fails the whole call).
      */
     private Step destroyStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
@@ -116,30 +146,59 @@ final class ScaleDownRemoval {
         RemovalStatus removal = status.getRemoval() != null ? status.getRemoval() : recordRemovalStart(resource, vmIds, now);
         Optional<ScaleDownNodeStatus> next = status.getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst();
         if (next.isEmpty()) {
-            try {
-                cs.removeVirtualMachinesFromKubernetesCluster(status.getClusterId(), vmIds);
-            } catch (CloudStackException e) {
-                return removalFailed(resource, "The VMs are destroyed, but CloudStack did not drop them from the cluster's VM map: " + e.getMessage()
-                        + " Remove them with removeVirtualMachinesFromKubernetesCluster.", List.of(), now);
-            }
             return removalSucceeded(resource, now);
         }
         ScaleDownNodeStatus node = next.get();
+        if (node.getRemovalJobId() == null && node.getRemovalRequestedAt() != null) {
+            // Asked before a restart or a lost answer: find that destroy's job (it names the VM) instead of asking again.
+            List<AsyncJobResult> destroys = jobsSince(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, Timestamps.parse(node.getRemovalRequestedAt()))
+                    .stream().filter(job -> node.getVmId().equals(job.jobInstanceId())).toList();
+            if (!destroys.isEmpty()) {
+                node.setRemovalJobId(destroys.get(destroys.size() - 1).jobId());
+                store.persist(resource);
+            } else if (vmGone(cs, status.getClusterId(), node.getVmId())) {
+                return nodeRemoved(resource, removal, node);
+            } else if (!Timestamps.parse(node.getRemovalRequestedAt()).isAfter(now.minus(ASK_AGAIN_WITHIN))) {
+                // Long enough ago that CloudStack may have dropped the record of a destroy that failed: not asked again.
+                return removalFailed(resource, "VM " + node.getVmId() + " of node " + node.getName() + " is still there, though its destroy was "
+                        + "asked for at " + node.getRemovalRequestedAt() + " and CloudStack keeps no job of it any more; to be safe it is not "
+                        + "asked again. The VM is no longer in the cluster's VM map; destroy it in CloudStack, or add it back to the map.",
+                        removal.getRemainingVmIds(), now);
+            }
+        }
         if (node.getRemovalJobId() == null) {
             // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
             work.delete(node.getName());
             try {
+                // A VM no longer in the map counts as dropped, so this is safe to repeat.
+                cs.removeVirtualMachinesFromKubernetesCluster(status.getClusterId(), List.of(node.getVmId()));
+            } catch (CloudStackException e) {
+                if (e.outcomeUnknown()) {
+                    throw e;
+                }
+                return removalFailed(resource, "CloudStack did not drop VM " + node.getVmId() + " of node " + node.getName()
+                        + " from the cluster's VM map: " + e.getMessage(), removal.getRemainingVmIds(), now);
+            }
+            node.setRemovalRequestedAt(Timestamps.format(now));
+            store.persist(resource);
+            try {
                 node.setRemovalJobId(cs.startDestroyVirtualMachine(node.getVmId()));
             } catch (CloudStackException e) {
+                if (e.outcomeUnknown()) {
+                    throw e;
+                }
                 return removalFailed(resource, "CloudStack refused to destroy VM " + node.getVmId() + " of node " + node.getName()
-                        + ": " + e.getMessage(), removal.getRemainingVmIds(), now);
+                        + " (it is no longer in the cluster's VM map): " + e.getMessage(), removal.getRemainingVmIds(), now);
             }
             store.persist(resource);
             return Step.after(POLL_JOB);
         }
-        Optional<AsyncJobResult> job = poll(resource, node.getRemovalJobId(), now);
+        Optional<AsyncJobResult> job = poll(node.getRemovalJobId());
         if (job.isEmpty()) {
-            return Step.after(recheckCloudStack);
+            // CloudStack forgot the job while the operator was away: the VM says what happened.
+            node.setRemovalJobId(null);
+            store.persist(resource);
+            return Step.next();
         }
         if (job.get().isPending()) {
             recorder.progressing(resource, "Removing", "Waiting for CloudStack job " + node.getRemovalJobId() + " destroying VM "
@@ -149,23 +208,43 @@ final class ScaleDownRemoval {
         if (job.get().failed()) {
             CloudStackResponses.ApiError error = CloudStackResponses.jobError(job.get());
             return removalFailed(resource, "CloudStack job " + node.getRemovalJobId() + " could not destroy VM " + node.getVmId()
-                    + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").", removal.getRemainingVmIds(), now);
+                    + " of node " + node.getName() + " (it is no longer in the cluster's VM map): " + error.errorText()
+                    + " (error " + error.errorCode() + ").", removal.getRemainingVmIds(), now);
         }
+        return nodeRemoved(resource, removal, node);
+    }
+
+    private Step nodeRemoved(ScaleDown resource, RemovalStatus removal, ScaleDownNodeStatus node) {
         node.setPhase(Phase.Removed);
         removal.getRemovedVmIds().add(node.getVmId());
         removal.getRemainingVmIds().remove(node.getVmId());
-        recorder.event(resource, "NodeRemoved", "Deleted node " + node.getName() + " and destroyed its VM " + node.getVmId() + ".");
+        recorder.event(resource, "NodeRemoved", "Deleted node " + node.getName() + ", dropped its VM " + node.getVmId()
+                + " from the cluster's map and destroyed it.");
         return Step.next();
     }
 
-    /** One look at a CloudStack job; empty (and a Waiting condition) when CloudStack did not answer. */
-    private Optional<AsyncJobResult> poll(ScaleDown resource, String jobId, Instant now) {
+    /** Expunged (not listed) or on its way out: a destroy asked for earlier did its work. */
+    private static boolean vmGone(CloudStackClient cs, String clusterId, String vmId) {
+        OwnerScope owner = cs.findKubernetesCluster(clusterId).map(KubernetesCluster::owner).orElse(OwnerScope.CALLER);
+        return cs.findVirtualMachine(owner, vmId).map(VirtualMachine::isGoingAway).orElse(true);
+    }
+
+    private List<AsyncJobResult> jobsSince(CloudStackCommand command, Instant asked) {
+        return cloudStack.client().listAsyncJobs(command, asked == null ? Instant.EPOCH : asked);
+    }
+
+    /**
+     * One look at a CloudStack job; empty when CloudStack no longer knows it (AsyncJobManagerImpl's GC
+     * task expunges a finished job job.expire.minutes, a day by default, after it ended).
+     */
+    private Optional<AsyncJobResult> poll(String jobId) {
         try {
             return Optional.of(cloudStack.client().queryAsyncJob(jobId));
         } catch (CloudStackException e) {
-            recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "Could not ask CloudStack about job " + jobId + " ("
-                    + e.getMessage() + "); asking again.", now);
-            return Optional.empty();
+            if (e.isUnknownId()) {
+                return Optional.empty();
+            }
+            throw e;
         }
     }
 

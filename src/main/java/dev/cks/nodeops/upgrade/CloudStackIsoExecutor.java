@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -38,9 +37,6 @@ final class CloudStackIsoExecutor {
             super(message);
         }
     }
-
-    /** How far CloudStack's clock may be behind the operator's when job times are compared. */
-    static final Duration CLOCK_SKEW = Duration.ofMinutes(10);
 
     private final CloudStackAccess access;
 
@@ -100,12 +96,11 @@ final class CloudStackIsoExecutor {
     /**
      * Whether a job of this command, sent since {@code since}, still runs in CloudStack: a write whose
      * answer was lost (or whose job id a stopped operator never recorded) may still be at work, and
-     * sending it again would do it twice. CloudStack's job times are its own clock, so a margin for
-     * skew is allowed; an unrelated job of the same command only makes the caller wait a little.
+     * sending it again would do it twice. attachIso and detachIso jobs do not name their VM, so an
+     * unrelated one only makes the caller wait a little.
      */
     boolean stillRunning(CloudStackCommand command, Instant since) {
-        return access.client().listAsyncJobs(since.minus(CLOCK_SKEW)).stream()
-                .anyMatch(job -> job.isPending() && job.runs(command.commandClass()));
+        return access.client().listAsyncJobs(command, since).stream().anyMatch(AsyncJobResult::isPending);
     }
 
     String startAttach(Attachment attachment) {
@@ -129,8 +124,20 @@ final class CloudStackIsoExecutor {
         return errorText != null && errorText.contains(CloudStackException.NO_ISO_ATTACHED);
     }
 
-    AsyncJobResult poll(String jobId) {
-        return access.client().queryAsyncJob(jobId);
+    /**
+     * One look at a job; empty when CloudStack no longer knows it: AsyncJobManagerImpl's GC task
+     * expunges a finished job job.expire.minutes (a day by default) after it ended, so an operator
+     * that was away that long reads the VM instead.
+     */
+    Optional<AsyncJobResult> poll(String jobId) {
+        try {
+            return Optional.of(access.client().queryAsyncJob(jobId));
+        } catch (CloudStackException e) {
+            if (e.isUnknownId()) {
+                return Optional.empty();
+            }
+            throw e;
+        }
     }
 
     /** The operator's copy of CKS's node script. */

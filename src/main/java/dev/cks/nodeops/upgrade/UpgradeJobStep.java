@@ -132,11 +132,9 @@ final class UpgradeJobStep {
             return Optional.empty();
         }
         try {
-            if (node.getIsoState() == IsoState.Attaching && node.getIsoJobId() != null) {
-                AsyncJobResult attachJob = iso.poll(node.getIsoJobId());
-                if (attachJob.isPending()) {
-                    return Optional.of(Step.after(POLL_ISO_JOB));
-                }
+            if (node.getIsoState() == IsoState.Attaching && node.getIsoJobId() != null
+                    && iso.poll(node.getIsoJobId()).filter(AsyncJobResult::isPending).isPresent()) {
+                return Optional.of(Step.after(POLL_ISO_JOB));
             }
             if (node.getIsoState() != IsoState.Detaching) {
                 node.setIsoState(IsoState.Detaching);
@@ -159,8 +157,10 @@ final class UpgradeJobStep {
     }
 
     private Outcome attach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (node.getIsoState() == IsoState.Attaching && node.getIsoJobId() != null) {
-            AsyncJobResult job = iso.poll(node.getIsoJobId());
+        Optional<AsyncJobResult> known = node.getIsoState() == IsoState.Attaching && node.getIsoJobId() != null
+                ? iso.poll(node.getIsoJobId()) : Optional.empty();
+        if (known.isPresent()) {
+            AsyncJobResult job = known.get();
             if (job.isPending()) {
                 recorder.progressing(upgrade, "Upgrading", "Attaching ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node "
                         + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
@@ -174,6 +174,8 @@ final class UpgradeJobStep {
             }
             return attached(upgrade, node);
         }
+        // No job id yet, or CloudStack forgot the job while the operator was away: the VM says what happened.
+        node.setIsoJobId(null);
         NodeUpgradeStatus status = upgrade.getStatus();
         KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
         status.setClusterId(cluster.id());
@@ -229,7 +231,10 @@ final class UpgradeJobStep {
 
     /** Empty once the ISO is detached; a Continue while CloudStack works on it; NodeFailed when CloudStack refuses. */
     private Optional<Outcome> detach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (node.getIsoJobId() == null) {
+        Optional<AsyncJobResult> known = node.getIsoJobId() != null ? iso.poll(node.getIsoJobId()) : Optional.empty();
+        if (known.isEmpty()) {
+            // No job id yet, or CloudStack forgot the job while the operator was away: the VM says what happened.
+            node.setIsoJobId(null);
             if (iso.stillRunning(CloudStackCommand.DETACH_ISO, askedSince(node))) {
                 // A detach asked before a restart or a lost answer may still be at work: asking again would send it twice.
                 return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
@@ -256,7 +261,7 @@ final class UpgradeJobStep {
             node.setIsoJobId(job.get());
             return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
         }
-        AsyncJobResult job = iso.poll(node.getIsoJobId());
+        AsyncJobResult job = known.get();
         if (job.isPending()) {
             recorder.progressing(upgrade, "Upgrading", "Detaching ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node "
                     + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);

@@ -14,6 +14,7 @@ import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -229,6 +230,20 @@ class CloudStackFidelityTest {
         assertThat(failure.errorText()).isEqualTo("VM cannot be removed from a CloudStack Managed Kubernetes cluster");
     }
 
+    @Test
+    void anExpungedVmStillInTheMapFailsTheWholeCall() {
+        SimulatedCluster cluster = externalManaged("byo", Owner.of(simulator.defaultAccount()));
+        SimulatedVm gone = simulator.addClusterVm(cluster, "byo-node-1", NodeRole.WORKER);
+        SimulatedVm kept = simulator.addClusterVm(cluster, "byo-node-2", NodeRole.WORKER);
+        admin.destroyVirtualMachine(gone.id());
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> admin.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(gone.id(), kept.id())));
+
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(simulator.cluster(cluster.id()).vmIds()).containsExactly(gone.id(), kept.id());
+    }
+
     // ---- destroyVirtualMachine: DestroyVMCmd, UserVmManagerImpl, KubernetesServiceHelperImpl -------------------
 
     @Test
@@ -348,9 +363,9 @@ class CloudStackFidelityTest {
                 () -> admin.startScaleKubernetesCluster(cluster.id(), List.of(worker)));
         assertThat(lost.outcomeUnknown()).isTrue();
 
-        List<AsyncJobResult> jobs = admin.listAsyncJobs(time.instant().minusSeconds(5));
+        List<AsyncJobResult> jobs = admin.listAsyncJobs(CloudStackCommand.SCALE_KUBERNETES_CLUSTER, time.instant().minusSeconds(5));
 
-        assertThat(jobs).filteredOn(job -> job.runs(CloudStackCommand.SCALE_KUBERNETES_CLUSTER.commandClass())).singleElement()
+        assertThat(jobs).singleElement()
                 .satisfies(job -> assertThat(admin.waitForJob("scaleKubernetesCluster", job.jobId()).succeeded()).isTrue());
         assertThat(simulator.findVm(worker)).isEmpty();
         assertThat(simulator.calls("listAsyncJobs")).singleElement()
@@ -367,6 +382,21 @@ class CloudStackFidelityTest {
 
         assertThat(admin.findVirtualMachine(OwnerScope.CALLER, vm.id())).as("expunged by the job nobody polled").isEmpty();
         assertThat(simulator.calls("queryAsyncJobResult")).isEmpty();
+    }
+
+    @Test
+    void aFinishedJobIsForgottenADayAfterItEnded() {
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        String jobId = admin.startDestroyVirtualMachine(vm.id());
+        Instant asked = time.instant();
+        assertThat(admin.queryAsyncJob(jobId).succeeded()).isTrue();
+
+        time.advance(Duration.ofMinutes(1439));
+        assertThat(admin.listAsyncJobs(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, asked)).extracting(AsyncJobResult::jobId).containsExactly(jobId);
+        time.advance(Duration.ofMinutes(1));
+
+        assertThat(admin.listAsyncJobs(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, asked)).isEmpty();
+        assertThat(catchThrowableOfType(CloudStackException.class, () -> admin.queryAsyncJob(jobId)).isUnknownId()).isTrue();
     }
 
     @Test

@@ -400,7 +400,134 @@ class ScaleDownReconcilerTest {
                 .containsSubsequence("delete " + W1, "delete " + W2);
         assertThat(status.getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsExactly(Phase.Removed, Phase.Drained);
         assertThat(calls("destroyVirtualMachine")).isEqualTo(2);
-        assertThat(calls("removeVirtualMachinesFromKubernetesCluster")).isZero();
+        assertThat(condition(Conditions.FAILED).getMessage()).as("the failed VM is out of the map but not destroyed; the message says so")
+                .contains("no longer in the cluster's VM map");
+        assertThat(writes()).as("each VM leaves the map right before its destroy").containsExactly(
+                "removeVirtualMachinesFromKubernetesCluster " + vmIds.get(1), "destroyVirtualMachine " + vmIds.get(1),
+                "removeVirtualMachinesFromKubernetesCluster " + vmIds.get(2), "destroyVirtualMachine " + vmIds.get(2));
+    }
+
+    @Test
+    void destroyVmWithAnExpungingKeyDropsEachVmFromTheMapBeforeItIsExpunged() {
+        world("ExternalManaged");
+        List<String> vmIds = List.copyOf(cluster.vmIds());
+        create(List.of(W1, W2), spec -> spec.setRemoval(Removal.DestroyVM));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        // An admin key expunges; had the map kept the entries, CloudStack could not drop them any more.
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(simulator.calls("destroyVirtualMachine")).extracting(call -> call.param("expunge")).containsOnly("true");
+        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
+        assertThat(simulator.findVm(vmIds.get(2))).isEmpty();
+        assertThat(simulator.cluster(cluster.id()).vmIds()).containsExactly(vmIds.get(0), vmIds.get(3));
+    }
+
+    @Test
+    void aDestroyWhoseAnswerIsLostIsFoundInsteadOfSentAgain() {
+        world("ExternalManaged");
+        List<String> vmIds = List.copyOf(cluster.vmIds());
+        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        simulator.planJob("destroyVirtualMachine", JobOutcome.succeedsAfterPolls(3));
+        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(calls("destroyVirtualMachine")).as("asked once").isEqualTo(1);
+        assertThat(status.getNodes().get(0).getRemovalJobId()).as("the lost job, found by its VM").isNotNull();
+        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
+    }
+
+    @Test
+    void aDestroyWhoseAnswerIsLostAndWhoseJobIsGoneCountsTheVmGoneByLookingAtIt() {
+        world("ExternalManaged");
+        List<String> vmIds = List.copyOf(cluster.vmIds());
+        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        simulator.planJob("destroyVirtualMachine", JobOutcome.runsAtOnce());
+        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
+        reconcileUntil("destroy asked", s -> s.getNodes().get(0).getRemovalRequestedAt() != null);
+        // CloudStack purged its job records (job.expire.minutes) while the operator was away.
+        clock.advance(Duration.ofDays(3));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(calls("destroyVirtualMachine")).as("asked once").isEqualTo(1);
+        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
+    }
+
+    @Test
+    void aDestroyThatNeverReachedCloudStackIsSentOnce() {
+        world("ExternalManaged");
+        List<String> vmIds = List.copyOf(cluster.vmIds());
+        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.droppedConnection());
+        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(simulator.jobCommands()).as("destroyed once").containsOnlyOnce("destroyVirtualMachine");
+        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
+    }
+
+    @Test
+    void aDestroyWhoseJobCloudStackForgotAndWhoseVmIsStillThereIsNotAskedAgain() {
+        world("ExternalManaged");
+        List<String> vmIds = List.copyOf(cluster.vmIds());
+        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        simulator.planJob("destroyVirtualMachine", JobOutcome.fails(530, "host is in maintenance"));
+        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
+        reconcileUntil("destroy asked", s -> s.getNodes().get(0).getRemovalRequestedAt() != null);
+        client.listAsyncJobs(dev.cks.nodeops.cloudstack.CloudStackCommand.DESTROY_VIRTUAL_MACHINE, clock.instant())
+                .forEach(job -> client.queryAsyncJob(job.jobId()));
+        clock.advance(Duration.ofDays(2));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(calls("destroyVirtualMachine")).as("asked once").isEqualTo(1);
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("not asked again").contains(vmIds.get(1));
+        assertThat(simulator.findVm(vmIds.get(1))).isPresent();
+    }
+
+    @Test
+    void aScaleWhoseAnswerIsLostIsWaitedForWhileCloudStackRunsIt() {
+        simulator.injectFault("scaleKubernetesCluster", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        simulator.planJob("scaleKubernetesCluster", JobOutcome.succeedsAfter(Duration.ofMinutes(5)));
+        create(List.of(W1), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(calls("scaleKubernetesCluster")).as("asked once").isEqualTo(1);
+        assertThat(calls("listAsyncJobs")).isPositive();
+    }
+
+    @Test
+    void aScaleWhoseAnswerIsLostAndWhoseJobFailedReportsCloudStacksError() {
+        simulator.injectFault("scaleKubernetesCluster", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
+        simulator.planJob("scaleKubernetesCluster", JobOutcome.fails(530, "Scaling failed for Kubernetes cluster : prod"));
+        create(List.of(W1), spec -> { });
+        reconcileUntil("scale asked", s -> s.getRemoval() != null);
+        // CloudStack's job fails while the operator waits for it.
+        client.listAsyncJobs(dev.cks.nodeops.cloudstack.CloudStackCommand.SCALE_KUBERNETES_CLUSTER, clock.instant())
+                .forEach(job -> client.queryAsyncJob(job.jobId()));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(calls("scaleKubernetesCluster")).as("asked once").isEqualTo(1);
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("Scaling failed for Kubernetes cluster : prod");
+        assertThat(nodes.isCordoned(W1)).isFalse();
+    }
+
+    /** CloudStack writes in the order sent, each with the VM it names. */
+    private List<String> writes() {
+        return simulator.calls().stream()
+                .filter(call -> call.command().equals("removeVirtualMachinesFromKubernetesCluster") || call.command().equals("destroyVirtualMachine"))
+                .map(call -> call.command() + " " + (call.command().equals("destroyVirtualMachine") ? call.param("id") : call.param("virtualmachineids")))
+                .toList();
     }
 
     @Test

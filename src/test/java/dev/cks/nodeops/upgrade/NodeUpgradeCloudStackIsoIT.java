@@ -17,8 +17,12 @@ import dev.cks.nodeops.audit.VMMapAudit;
 import dev.cks.nodeops.audit.VMMapAuditSpec;
 import dev.cks.nodeops.audit.VMMapAuditStatus;
 import dev.cks.nodeops.audit.VmMapFinding;
+import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import dev.cks.nodeops.cloudstack.simulator.Fault;
+import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.testbed.CloudStackFixture;
+import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -30,6 +34,7 @@ import org.awaitility.Awaitility;
 class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
     private CloudStackFixture cloudStack;
     private SimulatedVersion version;
+    private Map<String, String> operatorProperties;
 
     NodeUpgradeCloudStackIsoIT() {
         super("nuiso");
@@ -40,7 +45,8 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         // The CKS cluster's VM map gets each test's nodes as they are created.
         cloudStack = CloudStackFixture.forNodes(shared, "nuiso", "CloudManaged", List.of());
         version = cloudStack.simulator().addSupportedVersion("1.35.9");
-        return cloudStack.operatorProperties();
+        operatorProperties = cloudStack.operatorProperties();
+        return operatorProperties;
     }
 
     @Override
@@ -91,6 +97,52 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         assertThat(controlJob.getSpec().getTemplate().getSpec().getVolumes()).filteredOn(v -> v.getConfigMap() != null)
                 .extracting(v -> v.getConfigMap().getName()).containsExactly(CloudStackIsoExecutor.SCRIPT_CONFIGMAP);
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    @Test
+    void killedRightAfterCloudStackTookTheAttachAndTheDetachItAttachesAndDetachesEachVmOnce() {
+        String control = node(true);
+        String worker = node(false);
+        CloudStackSimulator simulator = cloudStack.simulator();
+        simulator.clearCalls();
+        int earlierJobs = simulator.jobCommands().size();
+        // The first attach and the first detach: CloudStack takes the request and runs its job, but the
+        // answer with the job id never reaches the operator, which is then killed. The attach still runs
+        // when the next operator looks; the detach is done by then.
+        simulator.planJob("attachIso", JobOutcome.succeedsAfter(Duration.ofSeconds(40)));
+        simulator.injectFault("attachIso", Fault.answerLost());
+        simulator.planJob("detachIso", JobOutcome.succeedsAfter(Duration.ofSeconds(1)));
+        simulator.injectFault("detachIso", Fault.answerLost());
+
+        bed.create("nu-iso-killed", iso(), spec -> { });
+        killOnceCloudStackRuns("attachIso");
+        bed.await("nu-iso-killed", Duration.ofSeconds(40), u -> u.getStatus() != null && u.getStatus().getConditions().stream()
+                .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("which CloudStack still runs")));
+        killOnceCloudStackRuns("detachIso");
+        NodeUpgrade done = bed.await("nu-iso-killed", Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        String controlVm = cloudStack.vmId(control);
+        String workerVm = cloudStack.vmId(worker);
+        assertThat(simulator.calls("attachIso")).as("one attach per VM").extracting(c -> c.param("virtualmachineid"))
+                .containsExactly(controlVm, workerVm);
+        assertThat(simulator.calls("detachIso")).as("one detach per VM").extracting(c -> c.param("virtualmachineid"))
+                .containsExactly(controlVm, workerVm);
+        assertThat(simulator.jobCommands().subList(earlierJobs, simulator.jobCommands().size())).filteredOn(command -> command.equals("attachIso") || command.equals("detachIso"))
+                .containsExactly("attachIso", "detachIso", "attachIso", "detachIso");
+        assertThat(simulator.calls("listAsyncJobs")).as("the restarted operator looked the lost jobs up").isNotEmpty();
+        assertThat(simulator.vm(controlVm).isoId()).isNull();
+        assertThat(simulator.vm(workerVm).isoId()).isNull();
+        assertThat(nodeStatus(done, control).getVersion()).isEqualTo(TARGET);
+        assertThat(nodeStatus(done, worker).getVersion()).isEqualTo(TARGET);
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    /** SIGKILLs the operator as soon as CloudStack has a job of this command, then starts another. */
+    private void killOnceCloudStackRuns(String command) {
+        Awaitility.await("CloudStack running " + command).atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(50))
+                .until(() -> !cloudStack.simulator().calls(command).isEmpty());
+        operator.kill();
+        operator = OperatorProcess.start(testBed, "nodeupgrade-nuiso-after-" + command, operatorProperties);
     }
 
     @Test

@@ -411,6 +411,25 @@ class NodeUpgradeReconcilerTest {
     }
 
     @Test
+    void cloudStackIsoAwayLongerThanCloudStackKeepsJobsReadsTheVmInsteadOfAttachingAgain() {
+        simulator.planJob("attachIso", JobOutcome.runsAtOnce());
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> {
+            spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1));
+            spec.setTimeoutSeconds((int) java.time.Duration.ofDays(3).toSeconds());
+        });
+        reconcileUntil("attach asked", s -> s.getNodes().get(0).getIsoJobId() != null);
+        // The operator is away for two days; CloudStack ran the attach and expunged the job's record.
+        clock.advance(java.time.Duration.ofDays(2));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(simulator.calls("attachIso")).as("attached once").hasSize(1);
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
+    }
+
+    @Test
     void cloudStackIsoWaitsWhileTheSecretIsMissingWithoutCordoning() {
         cloudStack.secretMissing = true;
         create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));

@@ -15,6 +15,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
@@ -88,6 +89,8 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final Map<String, SimulatedCluster> clusters = new LinkedHashMap<>();
     private final Map<String, SimulatedVersion> versions = new LinkedHashMap<>();
     private final Map<String, SimulatedJob> jobs = new ConcurrentHashMap<>();
+    /** job.expire.minutes' default (AsyncJobManagerImpl.JobExpireMinutes). */
+    static final Duration JOB_EXPIRY = Duration.ofMinutes(1440);
     private final Map<String, Queue<Fault>> faults = new ConcurrentHashMap<>();
     private final Map<String, Queue<JobOutcome>> plannedJobs = new ConcurrentHashMap<>();
     private final List<RecordedCall> calls = new CopyOnWriteArrayList<>();
@@ -747,6 +750,9 @@ public final class CloudStackSimulator implements AutoCloseable {
                 finish(job);
             }
         }
+        // AsyncJobManagerImpl.getGCTask: a finished job is expunged job.expire.minutes (1440 by default)
+        // after it finished; listAsyncJobs no longer shows it and queryAsyncJobResult no longer knows its id.
+        jobs.values().removeIf(job -> job.completed != null && !clock.instant().isBefore(job.completed.plus(JOB_EXPIRY)));
     }
 
     private void finish(SimulatedJob job) {
@@ -921,9 +927,9 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     /**
      * removeVirtualMachinesFromKubernetesCluster: a synchronous list command (4.19+). Per VM a
-     * SuccessResponse; a VM not in the map is success=false with a reason, never an error. (CloudStack
-     * fails the whole call with an internal error when a mapped VM is already expunged; the simulator
-     * does not yet, see "Known differences" in docs/cloudstack-simulator.md.)
+     * SuccessResponse; a VM not in the map is success=false with a reason, never an error. A map
+     * entry whose VM is expunged fails the whole call with an internal error (KubernetesClusterManagerImpl
+     * .removeVmsFromCluster gets a null VM).
      */
     private Answer removeVmsFromCluster(Map<String, String> params, SimulatedAccount caller) {
         String command = "removeVirtualMachinesFromKubernetesCluster";
@@ -934,6 +940,11 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
         checkMayOperateSync(cluster.owner(), caller);
         List<String> mapped = vmIds.stream().filter(cluster.vmIds()::contains).toList();
+        if (mapped.stream().anyMatch(expungedVmIds::contains)) {
+            // removeVmsFromCluster: userVmService.getUserVm skips removed VMs, a NullPointerException follows,
+            // and ApiServer answers 530 with the text hidden from non-root callers.
+            throw internalError(caller.admin() ? null : USER_ERROR_MESSAGE);
+        }
         String itemName = responseName(command);
         ArrayNode results = json.createArrayNode();
         for (String vmId : mapped) {

@@ -32,6 +32,10 @@ public sealed interface JobOutcome {
         return new SucceedsAfter(java.time.Duration.ZERO);
     }
 
+    static JobOutcome succeedsAfter(java.time.Duration duration) {
+        return new SucceedsAfter(duration);
+    }
+
     static JobOutcome succeedsAfterPolls(int polls) {
         return new SucceedsAfterPolls(polls);
     }
