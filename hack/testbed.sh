@@ -7,12 +7,15 @@
 #   hack/testbed.sh up [NAME] [W]    start a cluster NAME with 1 control-plane + W worker nodes
 #   hack/testbed.sh down [NAME]      stop and delete it
 #   hack/testbed.sh env [NAME]       print KUBECONFIG/PATH exports for a shell
+#   hack/testbed.sh promtool         build (or reuse) promtool, print its path (alert rule tests)
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# Prometheus 3.16's Go module (its versions are v0.3xx); only promtool is built, for `promtool test rules`.
+PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
 CACHE_ROOT="${CKS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-node-operator}"
 BIN="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION"
 CLUSTERS="$CACHE_ROOT/clusters"
@@ -102,6 +105,19 @@ cmd_build() {
   say "done: $(ls "$BIN" | tr '\n' ' ')"
 }
 
+# promtool is built apart from the bed (only the alert tests need it), on first use.
+cmd_promtool() {
+  local dir="$CACHE_ROOT/tools/prometheus-$PROMETHEUS_VERSION"
+  if [ ! -x "$dir/promtool" ]; then
+    command -v go >/dev/null || { echo "testbed: Go is needed to build promtool" >&2; exit 1; }
+    say "building promtool from github.com/prometheus/prometheus $PROMETHEUS_VERSION (a few minutes cold)"
+    mkdir -p "$dir"
+    GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" >&2
+    mv "$dir/.gobin/promtool" "$dir/promtool"
+  fi
+  echo "$dir/promtool"
+}
+
 # Prints a node manifest from hack/kwok-node.yaml. role: control|node
 node_manifest() { # name role version
   local role_labels="    node-role.kubernetes.io/worker: \"\"" taints="  taints: []"
@@ -160,5 +176,6 @@ case "${1:-}" in
   down) shift; cmd_down "$@" ;;
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
+  promtool) cmd_promtool ;;
   *) sed -n '2,10p' "$0"; exit 2 ;;
 esac
