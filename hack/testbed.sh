@@ -8,6 +8,7 @@
 #   hack/testbed.sh down [NAME]      stop and delete it
 #   hack/testbed.sh env [NAME]       print KUBECONFIG/PATH exports for a shell
 #   hack/testbed.sh promtool         build (or reuse) promtool, print its path (alert rule tests)
+#   hack/testbed.sh audit-log [NAME] where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
@@ -174,8 +175,9 @@ case "${1:-}" in
   bin) echo "$BIN" ;;
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
+  audit-log) echo "$CLUSTERS/clusters/${2:-cksbed}/logs/audit.log" ;;
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
   promtool) cmd_promtool ;;
-  *) sed -n '2,10p' "$0"; exit 2 ;;
+  *) sed -n '2,11p' "$0"; exit 2 ;;
 esac

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
@@ -20,6 +21,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 public class LeaderElection extends LeaderElectionConfiguration {
     public static final String LEADER_METRIC = "cks.operator.leader";
 
+    @Inject
     public LeaderElection(OperatorSettings settings, MeterRegistry registry) {
         this(settings, registry, new AtomicInteger());
     }

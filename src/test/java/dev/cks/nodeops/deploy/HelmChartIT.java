@@ -57,11 +57,11 @@ class HelmChartIT {
     @Test
     void chartLintsAndRendersEveryOptionalPiece() {
         assertThat(bed.tool("helm", "lint", CHART, "--strict")).contains("1 chart(s) linted, 0 chart(s) failed");
-        String rendered = bed.tool("helm", "template", "t", CHART, "--set", "metrics.serviceMonitor.enabled=true",
+        String rendered = bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "metrics.serviceMonitor.enabled=true",
                 "--set", "metrics.prometheusRule.enabled=true");
         assertThat(rendered).contains("kind: ServiceMonitor", "kind: PrometheusRule", "alert: CksVmMapDrift",
                 "alert: CksDrainBlocked", "alert: CksOperationFailed", "kind: PodDisruptionBudget", "kind: Deployment");
-        assertThat(bed.runTool("helm", "template", "t", CHART, "--set", "drain.retries=-1").output())
+        assertThat(bed.runTool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "drain.retries=-1").output())
                 .as("values.schema.json rejects bad values").contains("minimum: got -1, want 0");
     }
 
@@ -121,9 +121,9 @@ class HelmChartIT {
 
     @Test
     void disableEvictionGrantsPodDeleteOnlyWhenTheValueIsSet() {
-        String rendered = bed.tool("helm", "template", "t", CHART, "--set", "drain.allowDisableEviction=true");
+        String rendered = bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "drain.allowDisableEviction=true");
         assertThat(rendered).contains("plain deletes bypass PodDisruptionBudgets");
-        assertThat(bed.tool("helm", "template", "t", CHART)).doesNotContain("plain deletes bypass PodDisruptionBudgets");
+        assertThat(bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion())).doesNotContain("plain deletes bypass PodDisruptionBudgets");
     }
 
     /**

@@ -27,7 +27,7 @@ class AlertRulesIT {
     @Test
     void everyAlertFiresResolvesAndSurvivesAFailoverAsItsTestSays() throws Exception {
         Files.createDirectories(WORK);
-        String rendered = run(helm(), "template", "t", "deploy/helm/cks-node-operator", "-n", "ops",
+        String rendered = run(helm(), "template", "t", "deploy/helm/cks-node-operator", "-n", "ops", "--kube-version", "v1.35.4",
                 "--set", "metrics.prometheusRule.enabled=true", "--show-only", "templates/prometheusrule.yaml");
         KubernetesSerialization yaml = new KubernetesSerialization();
         GenericKubernetesResource rule = yaml.unmarshal(rendered, GenericKubernetesResource.class);

@@ -28,6 +28,12 @@ public final class TestBed implements AutoCloseable {
     public static final String CLUSTER = System.getProperty("TESTBED_CLUSTER",
             System.getenv().getOrDefault("TESTBED_CLUSTER", "cksit"));
     public static final String OPERATOR_NAMESPACE = "cks-node-operator";
+    /** The chart installed as release `cks-node-operator` names its ServiceAccount like this. */
+    public static final String OPERATOR_SERVICE_ACCOUNT = "cks-node-operator";
+    static final String AUDIT_POLICY = "src/test/resources/audit/operator-calls-policy.yaml";
+    static final String CHART = "deploy/helm/cks-node-operator";
+    /** Every CloudStack Secret the operator's RBAC was rendered for: each fixture has its own. */
+    private static final java.util.Set<String> GRANTED_SECRETS = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static TestBed shared;
     private static RuntimeException startFailure;
 
@@ -71,7 +77,9 @@ public final class TestBed implements AutoCloseable {
         Path log = root.resolve("target/testbed.log");
         Files.createDirectories(log.getParent());
         System.out.println("[testbed] starting the real control plane with hack/testbed.sh up " + CLUSTER + " 3 (log: " + log + ")");
-        String out = run(root, log, Duration.ofMinutes(45), "bash", "hack/testbed.sh", "up", CLUSTER, "3");
+        // The API server audits every call of the operator's ServiceAccounts, for LeastPrivilegeIT.
+        String out = run(root, log, Duration.ofMinutes(45), Map.of("TESTBED_AUDIT_POLICY", root.resolve(AUDIT_POLICY).toString()),
+                "bash", "hack/testbed.sh", "up", CLUSTER, "3");
         Path kubeconfig = Path.of(out.strip().lines().reduce((a, b) -> b).orElseThrow());
         TestBed bed = new TestBed(root, kubeconfig);
         System.out.println("[testbed] Kubernetes API server " + bed.serverVersion + " (real kube-apiserver, controller-manager, scheduler, KWOK) at "
@@ -153,15 +161,17 @@ public final class TestBed implements AutoCloseable {
 
     private String runQuietly(String... command) {
         try {
-            return run(projectRoot, null, Duration.ofMinutes(1), command);
+            return run(projectRoot, null, Duration.ofMinutes(1), Map.of(), command);
         } catch (Exception e) {
             throw new IllegalStateException(String.join(" ", command) + " failed: " + e.getMessage(), e);
         }
     }
 
     /** Runs a command in the project root; stderr goes to the log (or is kept for the error), stdout is returned. */
-    static String run(Path root, Path log, Duration timeout, String... command) throws IOException, InterruptedException {
+    static String run(Path root, Path log, Duration timeout, Map<String, String> environment, String... command)
+            throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(root.toFile());
+        builder.environment().putAll(environment);
         Path err = log != null ? log : Files.createTempFile("testbed", ".err");
         builder.redirectError(log != null ? ProcessBuilder.Redirect.appendTo(err.toFile()) : ProcessBuilder.Redirect.to(err.toFile()));
         Process process = builder.start();
@@ -241,12 +251,42 @@ public final class TestBed implements AutoCloseable {
         return file;
     }
 
+    /**
+     * A kubeconfig for the operator as it runs in a cluster: the chart's ServiceAccount with exactly the
+     * chart's RBAC (rendered by Helm for the Secret and namespace in the operator's properties and applied
+     * here), so a call the chart does not grant fails the test, and the audit log attributes every call
+     * to the operator.
+     */
+    public Path operatorKubeconfig(Map<String, String> operatorProperties) throws IOException {
+        String namespace = operatorProperties.getOrDefault("cks.namespace", OPERATOR_NAMESPACE);
+        String secretNamespace = operatorProperties.getOrDefault("cks.cloudstack.secret-namespace", "kube-system");
+        String secretName = operatorProperties.getOrDefault("cks.cloudstack.secret-name", "cloudstack-secret");
+        String rbac = tool("helm", "template", OPERATOR_SERVICE_ACCOUNT, CHART, "-n", namespace, "--kube-version", serverVersion,
+                "--set", "cloudstack.secretNamespace=" + secretNamespace, "--set", "cloudstack.secretName=" + secretName,
+                "--show-only", "templates/serviceaccount.yaml", "--show-only", "templates/rbac.yaml");
+        Path manifest = projectRoot.resolve("target/operator-rbac-" + namespace + ".yaml");
+        Files.writeString(manifest, rbac);
+        tool("kubectl", "apply", "--server-side", "--force-conflicts", "--field-manager=testbed", "-f", manifest.toString());
+        GRANTED_SECRETS.add(secretNamespace + "/" + secretName);
+        return kubeconfigForServiceAccount(namespace, OPERATOR_SERVICE_ACCOUNT);
+    }
+
+    /** namespace/name of every CloudStack Secret an operator of this run was granted. */
+    public static java.util.Set<String> grantedSecrets() {
+        return java.util.Set.copyOf(GRANTED_SECRETS);
+    }
+
+    /** The API server's audit log (the operator's calls only, see {@link #AUDIT_POLICY}). */
+    public Path auditLog() {
+        return Path.of(runQuietly("bash", "hack/testbed.sh", "audit-log", CLUSTER).strip());
+    }
+
     @Override
     public void close() {
         client.close();
         if (!"true".equals(System.getenv("TESTBED_KEEP"))) {
             try {
-                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), "bash", "hack/testbed.sh", "down", CLUSTER);
+                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), Map.of(), "bash", "hack/testbed.sh", "down", CLUSTER);
             } catch (Exception e) {
                 System.err.println("[testbed] could not stop the cluster: " + e.getMessage());
             }
