@@ -98,10 +98,12 @@ public class StatusMetrics {
         return informer;
     }
 
-    synchronized void refresh() {
-        List<NodeUpgrade> nu = list(upgrades);
-        List<ScaleDown> sd = list(scaleDowns);
-        List<VMMapAudit> vma = list(audits);
+    void refresh() {
+        export(list(upgrades), list(scaleDowns), list(audits));
+    }
+
+    /** Replaces every series with those of these CRs. */
+    synchronized void export(List<NodeUpgrade> nu, List<ScaleDown> sd, List<VMMapAudit> vma) {
         register(phases, StatusSeries.operationPhases(nu, sd));
         register(drainsBlocked, StatusSeries.drainsBlocked(nu, sd));
         register(findings, StatusSeries.findings(vma));
