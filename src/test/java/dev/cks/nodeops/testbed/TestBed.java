@@ -271,6 +271,11 @@ public final class TestBed implements AutoCloseable {
         return kubeconfigForServiceAccount(namespace, OPERATOR_SERVICE_ACCOUNT);
     }
 
+    /** Records a CloudStack Secret the chart's RBAC grants to an operator a test installed with Helm itself. */
+    public static void recordGrantedSecret(String namespace, String name) {
+        GRANTED_SECRETS.add(namespace + "/" + name);
+    }
+
     /** namespace/name of every CloudStack Secret an operator of this run was granted. */
     public static java.util.Set<String> grantedSecrets() {
         return java.util.Set.copyOf(GRANTED_SECRETS);
