@@ -86,7 +86,7 @@ class HelmChartIT {
                 List.of("create", "events", "-n", "default"),
                 List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("get", "pods", "--subresource=log", "-n", NAMESPACE),
                 List.of("get", "configmaps", "-n", NAMESPACE),
-                List.of("patch", "leases.coordination.k8s.io", "-n", NAMESPACE),
+                List.of("patch", "leases.coordination.k8s.io", "-n", NAMESPACE), List.of("update", "leases.coordination.k8s.io", "-n", NAMESPACE),
                 List.of("get", "secrets/" + SECRET, "-n", "kube-system"));
     }
 
