@@ -149,6 +149,10 @@ public final class UpgradeJob {
                 .append("mkdir -p ").append(paths.hostRoot()).append(HOST_DIR).append("\n")
                 .append("cp ").append(paths.script()).append(' ').append(paths.hostRoot()).append(hostScript).append("\n");
         if (scriptSha256 != null) {
+            // It becomes part of a root shell's program: only a hex digest may.
+            if (!scriptSha256.matches("[0-9a-f]{64}")) {
+                throw new IllegalArgumentException("not a sha256 hex digest: " + scriptSha256);
+            }
             text.append("actual=$(sha256sum ").append(paths.hostRoot()).append(hostScript).append(" | cut -d ' ' -f 1)\n")
                     .append("if [ \"$actual\" != ").append(scriptSha256).append(" ]; then\n")
                     .append("  echo \"The upgrade script's sha256 is $actual, not ").append(scriptSha256)
