@@ -56,7 +56,7 @@ class StatusSeriesTest {
         audit.getStatus().setFindingCounts(Map.of("UnmappedVm", 2));
         audit.getStatus().setLastCompleteRunAt("2026-11-30T12:00:00Z");
 
-        assertThat(StatusSeries.findings(List.of(audit))).hasSize(7)
+        assertThat(StatusSeries.findings(List.of(audit))).hasSize(dev.cks.nodeops.audit.VmMapFinding.Type.values().length)
                 .contains(new Sample(Map.of("audit", "cluster", "type", "UnmappedVm"), 2), new Sample(Map.of("audit", "cluster", "type", "NodeWithoutVm"), 0));
         assertThat(StatusSeries.lastCompleteRuns(List.of(audit))).containsExactly(new Sample(Map.of("audit", "cluster"), 1796040000));
         assertThat(StatusSeries.findings(List.of(audit("never-ran", false, null)))).as("no run, no claim of zero findings").isEmpty();
