@@ -434,6 +434,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             return new Answer(401, errorBody(responseName(command), 401, null, "unable to verify user credentials and/or request signature"));
         }
         synchronized (this) {
+            runDueJobs();
             return dispatch(command, params, caller.get());
         }
     }
@@ -724,19 +725,8 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
         if (job.status == 0) {
             job.polls++;
-            boolean succeedsNow = job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()
-                    || job.outcome instanceof JobOutcome.SucceedsAfter after
-                            && !clock.instant().isBefore(job.started.plus(after.duration()));
-            if (succeedsNow) {
-                try {
-                    job.effect.run();
-                    job.status = 1;
-                    job.jobResult = job.result.get();
-                } catch (JobRefusal refusal) {
-                    job.onFailure.run();
-                    failJob(job, refusal.code, refusal.getMessage());
-                }
-                job.completed = clock.instant();
+            if (job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()) {
+                finish(job);
             } else if (job.outcome instanceof JobOutcome.FailsAfterPolls fails && job.polls >= fails.polls()) {
                 job.onFailure.run();
                 failJob(job, fails.errorCode(), fails.errorText());
@@ -744,6 +734,31 @@ public final class CloudStackSimulator implements AutoCloseable {
             }
         }
         return ok("queryAsyncJobResult", jobJson(job));
+    }
+
+    /**
+     * Jobs planned by time run when their time has come, whether or not anybody polls them, as
+     * CloudStack's job executor does: what a write that lost its answer did is visible to any read.
+     */
+    private void runDueJobs() {
+        for (SimulatedJob job : jobs.values()) {
+            if (job.status == 0 && job.outcome instanceof JobOutcome.SucceedsAfter after
+                    && !clock.instant().isBefore(job.started.plus(after.duration()))) {
+                finish(job);
+            }
+        }
+    }
+
+    private void finish(SimulatedJob job) {
+        try {
+            job.effect.run();
+            job.status = 1;
+            job.jobResult = job.result.get();
+        } catch (JobRefusal refusal) {
+            job.onFailure.run();
+            failJob(job, refusal.code, refusal.getMessage());
+        }
+        job.completed = clock.instant();
     }
 
     private void failJob(SimulatedJob job, int code, String text) {
