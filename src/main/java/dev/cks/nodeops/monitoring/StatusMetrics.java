@@ -34,6 +34,7 @@ public class StatusMetrics {
     private static final Logger LOG = Logger.getLogger(StatusMetrics.class);
 
     private final KubernetesClient client;
+    private final java.time.Clock clock;
     private final AuditSettings auditSettings;
     private final MultiGauge phases;
     private final MultiGauge drainsBlocked;
@@ -44,8 +45,9 @@ public class StatusMetrics {
     private SharedIndexInformer<ScaleDown> scaleDowns;
     private SharedIndexInformer<VMMapAudit> audits;
 
-    public StatusMetrics(KubernetesClient client, OperatorSettings settings, MeterRegistry registry) {
+    public StatusMetrics(KubernetesClient client, OperatorSettings settings, MeterRegistry registry, java.time.Clock clock) {
         this.client = client;
+        this.clock = clock;
         this.auditSettings = AuditSettings.of(settings);
         this.phases = MultiGauge.builder(StatusSeries.OPERATION_PHASE).description("1 for the phase each operation is in").register(registry);
         this.drainsBlocked = MultiGauge.builder(StatusSeries.DRAIN_BLOCKED)
@@ -105,7 +107,8 @@ public class StatusMetrics {
     /** Replaces every series with those of these CRs. */
     synchronized void export(List<NodeUpgrade> nu, List<ScaleDown> sd, List<VMMapAudit> vma) {
         register(phases, StatusSeries.operationPhases(nu, sd));
-        register(drainsBlocked, StatusSeries.drainsBlocked(nu, sd));
+        // A drain tick patches the status (its progress line counts the seconds blocked), so this runs on every tick.
+        register(drainsBlocked, StatusSeries.drainsBlocked(nu, sd, clock.instant()));
         register(findings, StatusSeries.findings(vma));
         register(lastCompleteRuns, StatusSeries.lastCompleteRuns(vma));
         register(auditIntervals, StatusSeries.auditIntervals(vma, auditSettings));

@@ -1,5 +1,6 @@
 package dev.cks.nodeops.monitoring;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -9,6 +10,7 @@ import dev.cks.nodeops.audit.VMMapAudit;
 import dev.cks.nodeops.audit.VmMapFinding;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.scaledown.ScaleDown;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus;
 import dev.cks.nodeops.upgrade.NodeUpgrade;
@@ -43,26 +45,26 @@ public final class StatusSeries {
         return samples;
     }
 
-    /** For every node being drained: 1 while something keeps it from being drained (a PDB, a refused or terminating pod), else 0. */
-    public static List<Sample> drainsBlocked(List<NodeUpgrade> upgrades, List<ScaleDown> scaleDowns) {
+    /** For every node being drained: 1 while it is blocked by the kit's one rule ({@link DrainTick#blockedFor}), else 0. */
+    public static List<Sample> drainsBlocked(List<NodeUpgrade> upgrades, List<ScaleDown> scaleDowns, Instant now) {
         List<Sample> samples = new ArrayList<>();
         for (NodeUpgrade upgrade : upgrades) {
             if (upgrade.getStatus() != null) {
                 upgrade.getStatus().getNodes().stream().filter(n -> n.getPhase() == UpgradeNodeStatus.Phase.Draining)
-                        .forEach(n -> samples.add(blocked("NodeUpgrade", upgrade.getMetadata().getName(), n.getName(), n.getDrain())));
+                        .forEach(n -> samples.add(blocked("NodeUpgrade", upgrade.getMetadata().getName(), n.getName(), n.getDrain(), now)));
             }
         }
         for (ScaleDown scaleDown : scaleDowns) {
             if (scaleDown.getStatus() != null) {
                 scaleDown.getStatus().getNodes().stream().filter(n -> n.getPhase() == ScaleDownNodeStatus.Phase.Draining)
-                        .forEach(n -> samples.add(blocked("ScaleDown", scaleDown.getMetadata().getName(), n.getName(), n.getDrain())));
+                        .forEach(n -> samples.add(blocked("ScaleDown", scaleDown.getMetadata().getName(), n.getName(), n.getDrain(), now)));
             }
         }
         return samples;
     }
 
-    private static Sample blocked(String kind, String name, String node, DrainState drain) {
-        boolean blocked = drain != null && drain.getBlockedBy() != null && !drain.getBlockedBy().isBlank();
+    private static Sample blocked(String kind, String name, String node, DrainState drain, Instant now) {
+        boolean blocked = drain != null && DrainTick.blockedFor(drain, now) != null;
         return new Sample(Map.of("kind", kind, "name", name, "node", node), blocked ? 1 : 0);
     }
 

@@ -336,18 +336,30 @@ class CloudStackClientTest {
     }
 
     @Test
-    void attachesAndDetachesTheBinariesIso() {
+    void attachesAndDetachesTheBinariesIsoAsJobsTheCallerPolls() {
         SimulatedVersion version = simulator.addSupportedVersion("1.34.0");
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
         String nodeId = cluster.vmIds().get(1);
 
-        VirtualMachine attached = client.attachIso(version.isoId(), nodeId);
-        assertThat(attached.isoId()).isEqualTo(version.isoId());
+        String attachJob = client.startAttachIso(version.isoId(), nodeId);
+        AsyncJobResult attached = pollUntilDone(attachJob);
+        assertThat(attached.succeeded()).isTrue();
+        assertThat(CloudStackResponses.jobEntity(attached, "virtualmachine", VirtualMachine.class).orElseThrow().isoId()).isEqualTo(version.isoId());
         assertThat(simulator.vm(nodeId).isoId()).isEqualTo(version.isoId());
 
-        VirtualMachine detached = client.detachIso(nodeId);
-        assertThat(detached.isoId()).isNull();
+        AsyncJobResult detached = pollUntilDone(client.startDetachIso(nodeId));
+        assertThat(detached.succeeded()).isTrue();
         assertThat(simulator.vm(nodeId).isoId()).isNull();
+    }
+
+    private AsyncJobResult pollUntilDone(String jobId) {
+        for (int poll = 0; poll < 10; poll++) {
+            AsyncJobResult job = client.queryAsyncJob(jobId);
+            if (!job.isPending()) {
+                return job;
+            }
+        }
+        throw new AssertionError("job " + jobId + " still pending after 10 polls");
     }
 
     @Test

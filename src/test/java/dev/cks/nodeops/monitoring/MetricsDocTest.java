@@ -106,7 +106,7 @@ class MetricsDocTest {
         cloudStack.recordError("listVirtualMachines", 530);
         cloudStack.recordJob("scaleKubernetesCluster", CloudStackApiMetrics.SUCCESS, Duration.ofSeconds(2));
         new LeaderElection(settings, registry);
-        new StatusMetrics(null, settings, registry).export(List.of(upgradeDraining()), List.of(scaleDown()), List.of(auditThatRan()));
+        new StatusMetrics(null, settings, registry, java.time.Clock.systemUTC()).export(List.of(upgradeDraining()), List.of(scaleDown()), List.of(auditThatRan()));
 
         Map<String, Set<String>> metrics = new TreeMap<>();
         for (String line : registry.scrape().lines().toList()) {

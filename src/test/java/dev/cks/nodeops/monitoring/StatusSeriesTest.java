@@ -33,10 +33,11 @@ class StatusSeriesTest {
     }
 
     @Test
-    void aNodeBeingDrainedIsBlockedWhileItsDrainNamesWhatBlocksIt() {
+    void aNodeBeingDrainedIsBlockedOnceBudgetsHeldItsPodsForTenSecondsWithNoneLeaving() {
         NodeUpgrade upgrade = upgrade("to-1-35", NodeUpgradeStatus.Phase.Running);
-        upgrade.getStatus().getNodes().add(upgradeNode("w1", UpgradeNodeStatus.Phase.Draining, "pdb shop/web-pdb: needs 3 healthy"));
-        upgrade.getStatus().getNodes().add(upgradeNode("w2", UpgradeNodeStatus.Phase.Pending, "stale text of an earlier drain"));
+        upgrade.getStatus().getNodes().add(upgradeNode("w1", UpgradeNodeStatus.Phase.Draining, "2026-11-30T12:00:00Z"));
+        upgrade.getStatus().getNodes().add(upgradeNode("w2", UpgradeNodeStatus.Phase.Draining, "2026-11-30T12:00:05Z"));
+        upgrade.getStatus().getNodes().add(upgradeNode("w4", UpgradeNodeStatus.Phase.Pending, "2026-11-30T11:00:00Z"));
         ScaleDown scaleDown = scaleDown("remove-one", ScaleDownStatus.Phase.Draining);
         ScaleDownNodeStatus node = new ScaleDownNodeStatus();
         node.setName("w3");
@@ -44,8 +45,10 @@ class StatusSeriesTest {
         node.setDrain(new DrainState());
         scaleDown.getStatus().getNodes().add(node);
 
-        assertThat(StatusSeries.drainsBlocked(List.of(upgrade), List.of(scaleDown))).containsExactlyInAnyOrder(
+        assertThat(StatusSeries.drainsBlocked(List.of(upgrade), List.of(scaleDown), java.time.Instant.parse("2026-11-30T12:00:12Z")))
+                .containsExactlyInAnyOrder(
                 new Sample(Map.of("kind", "NodeUpgrade", "name", "to-1-35", "node", "w1"), 1),
+                new Sample(Map.of("kind", "NodeUpgrade", "name", "to-1-35", "node", "w2"), 0),
                 new Sample(Map.of("kind", "ScaleDown", "name", "remove-one", "node", "w3"), 0));
     }
 
@@ -79,12 +82,13 @@ class StatusSeriesTest {
         return upgrade;
     }
 
-    private static UpgradeNodeStatus upgradeNode(String name, UpgradeNodeStatus.Phase phase, String blockedBy) {
+    private static UpgradeNodeStatus upgradeNode(String name, UpgradeNodeStatus.Phase phase, String blockSince) {
         UpgradeNodeStatus node = new UpgradeNodeStatus();
         node.setName(name);
         node.setPhase(phase);
         node.setDrain(new DrainState());
-        node.getDrain().setBlockedBy(blockedBy);
+        node.getDrain().setBlockCause("shop/web-pdb");
+        node.getDrain().setBlockSince(blockSince);
         return node;
     }
 

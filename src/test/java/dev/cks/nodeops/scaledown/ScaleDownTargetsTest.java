@@ -1,5 +1,7 @@
 package dev.cks.nodeops.scaledown;
 
+import dev.cks.nodeops.testing.TestNodes;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;
@@ -12,11 +14,9 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
-import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
 import dev.cks.nodeops.scaledown.ScaleDownTargets.Candidate;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 
 class ScaleDownTargetsTest {
     private static final String OWNER = "ScaleDown/remove-two";
@@ -161,19 +161,11 @@ class ScaleDownTargetsTest {
     }
 
     static Node worker(String name, String lockedBy) {
-        NodeBuilder node = new NodeBuilder().withNewMetadata().withName(name).withCreationTimestamp("2026-01-01T00:00:00Z").endMetadata()
-                .withNewSpec().endSpec()
-                .withNewStatus().addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus();
-        if (lockedBy != null) {
-            node.editMetadata().addToAnnotations(NodeAnnotations.LOCK, lockedBy).endMetadata();
-        }
-        return node.build();
+        return lockedBy == null ? TestNodes.node(name).build() : TestNodes.node(name).lockedBy(lockedBy).build();
     }
 
     static Node controlPlane(String name) {
-        Node node = worker(name, null);
-        node.getMetadata().setLabels(Map.of(ScaleDownTargets.CONTROL_PLANE_LABEL, ""));
-        return node;
+        return TestNodes.node(name).controlPlane().build();
     }
 
     private static Map<String, Node> nodes(Node... nodes) {

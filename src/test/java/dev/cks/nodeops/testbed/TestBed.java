@@ -154,6 +154,11 @@ public final class TestBed implements AutoCloseable {
         return client.nodes().withName(name).waitUntilCondition(TestBed::isReady, 60, TimeUnit.SECONDS);
     }
 
+    /** The events of one of our cluster-scoped CRs (they live in the default namespace), oldest first. */
+    public List<io.fabric8.kubernetes.api.model.Event> eventsOf(String involvedName) {
+        return client().v1().events().inNamespace("default").withField("involvedObject.name", involvedName).list().getItems();
+    }
+
     public static boolean isReady(Node node) {
         return node != null && node.getStatus() != null && node.getStatus().getConditions() != null
                 && node.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
