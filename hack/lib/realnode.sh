@@ -299,6 +299,10 @@ real_up() { # name workers
   for _ in $(seq 1 100); do real_ctr version >/dev/null 2>&1 && break; sleep 0.2; done
   local image
   for image in "$REAL"/images/*.docker.tar "$REAL"/images/busybox.oci.tar; do real_ctr images import "$image" >/dev/null; done
+  # A pull records an image under its digest too; an import does not. Pods that pin the shell image by
+  # digest (imagePullPolicy IfNotPresent) find it only under that name.
+  local shell; shell=$(cat "$REAL/images/busybox.ref")
+  real_ctr images tag "$(oci_full_name "${shell%%:*}"):$(echo "${shell#*:}" | cut -d@ -f1)" "$(oci_full_name "${shell%%:*}")@${shell#*@}" >/dev/null
 
   say "kubeadm init $node ($K8S_VERSION)"
   real_start kubelet-service "$REAL/kubelet.log" "$REAL/kubelet-service.sh"

@@ -42,7 +42,7 @@ class HostRestoredRealIT {
         assertThat(Files.readString(during.resolve("iptables"))).contains("KUBE-SERVICES");
         assertThat(Files.readString(during.resolve("paths"))).contains("/etc/kubernetes", "/var/lib/kubelet");
         assertThat(Files.readString(during.resolve("daemons"))).contains("kubelet", "containerd-shim");
-        assertThat(Files.readString(during.resolve("mounts"))).contains("/var/lib/kubelet");
+        assertThat(Files.readString(during.resolve("mounts"))).as("the containers' root file systems").contains(bed.realNode("stateDir") + "/");
         assertThat(Files.readString(during.resolve("sysctl"))).contains("net.ipv4.ip_forward = 1");
 
         TestBed.closeSharedReal();

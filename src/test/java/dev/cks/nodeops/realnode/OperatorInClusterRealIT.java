@@ -49,7 +49,7 @@ class OperatorInClusterRealIT {
     static final String CHART = "deploy/helm/cks-node-operator";
     static final String RELEASE = "cks-node-operator";
     static final String NAMESPACE = TestBed.OPERATOR_NAMESPACE;
-    static final String FULLNAME = RELEASE;
+    static final String FULLNAME = RELEASE + "-cks-node-operator";
     static final String IMAGE = "cks-node-operator:0.1.0";
     static final String NEXT_TAG = "0.1.0-next";
 
@@ -75,10 +75,9 @@ class OperatorInClusterRealIT {
 
         RealImages.build(bed, null);
         RealImages.importArchive(bed, "target/cks-node-operator-0.1.0.docker.tar");
-        client.namespaces().withName(NAMESPACE).edit(ns -> {
-            ns.getMetadata().getLabels().put("pod-security.kubernetes.io/enforce", "privileged");
-            return ns;
-        });
+        // As the README's install says: the upgrade Jobs are privileged pods.
+        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(NAMESPACE)
+                .addToLabels("pod-security.kubernetes.io/enforce", "privileged").endMetadata().build()).serverSideApply();
         Path script = bed.projectRoot().resolve("target/realnode-upgrade.sh");
         Files.writeString(script, RealUpgrade.script(bed.realNode("stateDir")));
         bed.tool("helm", "install", RELEASE, CHART, "-n", NAMESPACE,
@@ -168,6 +167,8 @@ class OperatorInClusterRealIT {
     @Order(6)
     void helmUpgradeToANewImageKeepsAnInFlightOperationGoing() throws Exception {
         String leaving = workers.get(1);
+        // The operator refuses to remove the last schedulable worker: one more stays.
+        cloudStack.addNodeVm(bed.addWorker(TestBed.CLUSTER));
         String ns = bed.newNamespace("real-upgrade");
         bed.tool("kubectl", "-n", ns, "create", "deployment", "held", "--image=" + bed.realNode("shellImage"), "--", "sleep", "3600");
         bed.tool("kubectl", "-n", ns, "patch", "deployment", "held", "-p",

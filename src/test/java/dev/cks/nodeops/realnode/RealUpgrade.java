@@ -28,7 +28,6 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
@@ -77,14 +76,17 @@ final class RealUpgrade {
                 .as("the real node starts one version behind").isEqualTo(TestBed.REAL_NODE_VERSION).isNotEqualTo(target);
 
         // Fresh KWOK workers for the replacements (the ScaleDowns before removed the bed's own).
-        List<String> workers = List.of(bed.addWorker(TestBed.CLUSTER).getMetadata().getName(),
-                bed.addWorker(TestBed.CLUSTER).getMetadata().getName());
+        bed.addWorker(TestBed.CLUSTER);
+        bed.addWorker(TestBed.CLUSTER);
         String ns = bed.newNamespace("real-drain");
         Path events = bed.projectRoot().resolve("target/realnode-events-" + ns);
         Files.createDirectories(events);
-        // The pods start on the real node: the workers take no pods until all three run.
-        workers.forEach(w -> bed.tool("kubectl", "cordon", w));
-        client.apps().deployments().inNamespace(ns).resource(web(events)).create();
+        // The pods start on the real node: the KWOK workers take no pods until all three run.
+        List<String> schedulable = client.nodes().withLabel("type", "kwok").list().getItems().stream()
+                .filter(n -> n.getSpec().getUnschedulable() != Boolean.TRUE).map(n -> n.getMetadata().getName()).toList();
+        schedulable.forEach(w -> bed.tool("kubectl", "cordon", w));
+        // Three real pods: 20 s grace, a 3 s preStop hook, a readiness probe.
+        client.apps().deployments().inNamespace(ns).resource(RealPods.graceful("web", REPLICAS, bed.realNode("shellImage"), events, 20, 3)).create();
         client.policy().v1().podDisruptionBudget().inNamespace(ns).resource(new PodDisruptionBudgetBuilder()
                 .withNewMetadata().withName("web").endMetadata()
                 .withNewSpec().withMinAvailable(new IntOrString(MIN_AVAILABLE)).withNewSelector().addToMatchLabels("app", "web").endSelector().endSpec()
@@ -94,10 +96,10 @@ final class RealUpgrade {
             return pdb.getStatus() != null && Integer.valueOf(REPLICAS).equals(pdb.getStatus().getCurrentHealthy());
         });
         List<String> originals = webPods(ns).stream().map(p -> p.getMetadata().getName()).toList();
-        assertThat(webPods(ns)).allMatch(p -> node.equals(p.getSpec().getNodeName()));
-        workers.forEach(w -> bed.tool("kubectl", "uncordon", w));
+        assertThat(webPods(ns).stream().map(p -> p.getSpec().getNodeName()).toList()).as("where the web pods run").containsOnly(node);
+        schedulable.forEach(w -> bed.tool("kubectl", "uncordon", w));
 
-        String operatorPod = client.pods().inNamespace(operatorNamespace).withLabel("app.kubernetes.io/instance", fullname).list()
+        String operatorPod = client.pods().inNamespace(operatorNamespace).withLabel("app.kubernetes.io/name", "cks-node-operator").list()
                 .getItems().get(0).getMetadata().getName();
         Sampler sampler = new Sampler(ns);
         Thread sampling = new Thread(sampler, "realnode-sampler");
@@ -184,32 +186,6 @@ final class RealUpgrade {
         spec.getDrain().setTimeoutSeconds(300);
         upgrade.setSpec(spec);
         return upgrade;
-    }
-
-    /** Three real pods: 20 s grace, a preStop hook, a readiness probe; both hooks write to a host directory. */
-    private Deployment web(Path events) {
-        String shell = bed.realNode("shellImage");
-        return new DeploymentBuilder()
-                .withNewMetadata().withName("web").endMetadata()
-                .withNewSpec().withReplicas(REPLICAS)
-                .withNewSelector().addToMatchLabels("app", "web").endSelector()
-                .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata()
-                .withNewSpec()
-                .withTerminationGracePeriodSeconds(20L)
-                .addNewToleration().withKey("node-role.kubernetes.io/control-plane").withOperator("Exists").withEffect("NoSchedule").endToleration()
-                .addNewContainer().withName("web").withImage(shell).withImagePullPolicy("IfNotPresent")
-                .withCommand("sh", "-c", "trap 'echo term $(hostname) >> /events/events; exit 0' TERM; "
-                        + "sleep 2; touch /tmp/ready; while true; do sleep 1; done")
-                .withNewReadinessProbe().withNewExec().withCommand("test", "-f", "/tmp/ready").endExec()
-                .withPeriodSeconds(1).endReadinessProbe()
-                .withNewLifecycle().withNewPreStop().withNewExec()
-                .withCommand("sh", "-c", "echo prestop $(hostname) >> /events/events; sleep 3").endExec().endPreStop().endLifecycle()
-                .addNewVolumeMount().withName("events").withMountPath("/events").endVolumeMount()
-                .addNewVolumeMount().withName("tmp").withMountPath("/tmp").endVolumeMount()
-                .endContainer()
-                .addNewVolume().withName("events").withNewHostPath().withPath(events.toString()).withType("Directory").endHostPath().endVolume()
-                .addNewVolume().withName("tmp").withNewEmptyDir().endEmptyDir().endVolume()
-                .endSpec().endTemplate().endSpec().build();
     }
 
     private List<Pod> webPods(String ns) {
