@@ -129,6 +129,32 @@ real_images() {
   mkdir -p "$stage/busybox/bin"
   cp "$(command -v busybox)" "$stage/busybox/bin/busybox"
   for applet in $(busybox --list); do [ "$applet" = busybox ] || ln -s busybox "$stage/busybox/bin/$applet"; done
+  # This machine's PID 1 (the sandbox's own init) holds a capability root lacks, so even root may not
+  # enter its namespaces: `nsenter -t 1` (how the operator's upgrade Jobs reach the host) is refused.
+  # In this image nsenter stands the process playing kubelet.service in for PID 1: a root process in
+  # the host's namespaces, as PID 1 is on a real node. Every other argument is passed on. The shell is
+  # the host's dash, not busybox's, which would run its own nsenter applet without looking at PATH.
+  rm "$stage/busybox/bin/nsenter" "$stage/busybox/bin/sh"
+  cp "$(command -v dash)" "$stage/busybox/bin/sh"
+  local lib
+  for lib in $(ldd "$(command -v dash)" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+    mkdir -p "$stage/busybox$(dirname "$lib")"; cp -L "$lib" "$stage/busybox$lib"
+  done
+  cat > "$stage/busybox/bin/nsenter" <<'EOF_NSENTER'
+#!/bin/sh
+init=1
+for p in /proc/[0-9]*; do
+  case "$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" in *kubelet-service.sh*) init=${p#/proc/}; break ;; esac
+done
+n=$#; previous=""
+for a in "$@"; do
+  if [ "$previous" = -t ] && [ "$a" = 1 ]; then set -- "$@" "$init"; else set -- "$@" "$a"; fi
+  previous=$a
+done
+shift "$n"
+exec /bin/busybox nsenter "$@"
+EOF_NSENTER
+  chmod 755 "$stage/busybox/bin/nsenter"
   oci_image "$REAL_BUSYBOX:$version" "$images/busybox" "\"Env\":[\"PATH=/bin\"],\"Entrypoint\":[\"/bin/sh\"]" "$stage/busybox"
   echo "$REAL_BUSYBOX:$version@$(cat "$images/busybox.digest")" > "$images/busybox.ref"
   rm -f "$images/busybox.docker.tar"

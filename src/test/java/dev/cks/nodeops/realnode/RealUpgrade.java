@@ -99,21 +99,23 @@ final class RealUpgrade {
         assertThat(webPods(ns).stream().map(p -> p.getSpec().getNodeName()).toList()).as("where the web pods run").containsOnly(node);
         schedulable.forEach(w -> bed.tool("kubectl", "uncordon", w));
 
-        String operatorPod = client.pods().inNamespace(operatorNamespace).withLabel("app.kubernetes.io/name", "cks-node-operator").list()
-                .getItems().get(0).getMetadata().getName();
+        // The leader is the chart's pod on the real node, the node this upgrade drains.
+        String operatorPod = client.leases().inNamespace(operatorNamespace).withName("cks-node-operator-leader").get().getSpec().getHolderIdentity();
+        assertThat(client.pods().inNamespace(operatorNamespace).withName(operatorPod).get().getSpec().getNodeName()).isEqualTo(node);
         Sampler sampler = new Sampler(ns);
         Thread sampling = new Thread(sampler, "realnode-sampler");
         try (OperatorProcess standby = OperatorProcess.start(bed, bed.kubeconfigForServiceAccount(operatorNamespace, fullname),
                 "real-standby", standbyProperties())) {
             sampling.start();
             client.resource(nodeUpgrade(node, target)).create();
-            Awaitility.await("NodeUpgrade real-node-upgrade Succeeded").atMost(Duration.ofMinutes(8)).pollInterval(Duration.ofSeconds(2))
-                    .untilAsserted(() -> {
+            Awaitility.await("NodeUpgrade real-node-upgrade finished").atMost(Duration.ofMinutes(8)).pollInterval(Duration.ofSeconds(2))
+                    .until(() -> {
                         NodeUpgrade current = client.resources(NodeUpgrade.class).withName("real-node-upgrade").get();
-                        assertThat(current.getStatus()).isNotNull();
-                        assertThat(current.getStatus().getPhase()).as("%s", current.getStatus().getMessage())
-                                .isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+                        return current.getStatus() != null && (current.getStatus().getPhase() == NodeUpgradeStatus.Phase.Succeeded
+                                || current.getStatus().getPhase() == NodeUpgradeStatus.Phase.Failed);
                     });
+            NodeUpgrade finished = client.resources(NodeUpgrade.class).withName("real-node-upgrade").get();
+            assertThat(finished.getStatus().getPhase()).as("%s", finished.getStatus().getMessage()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
             sampler.stop.set(true);
             sampling.join();
 
