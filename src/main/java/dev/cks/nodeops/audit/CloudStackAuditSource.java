@@ -76,7 +76,7 @@ public class CloudStackAuditSource implements AuditSource {
         List<MappedVm> rows = new ArrayList<>();
         Set<String> withRow = new LinkedHashSet<>();
         for (VirtualMachine vm : cluster.virtualMachines()) {
-            rows.add(new MappedVm(vm.id(), vm.name(), vm.state()));
+            rows.add(new MappedVm(vm.id(), vm.name(), vm.state(), vm.kubernetesNodeVersion()));
             withRow.add(vm.id());
         }
         // Older servers send bare ids; an id without a VM object is a VM the server could not find.
@@ -99,11 +99,11 @@ public class CloudStackAuditSource implements AuditSource {
                 : OwnerScope.CALLER;
     }
 
-    /** CloudStack errors and an unusable credentials Secret both mean: no answer this time, with the reason. */
+    /** CloudStack errors, an answer of an unexpected shape and an unusable credentials Secret all mean: no answer this time, with the reason. */
     private static <T> T answer(Supplier<T> call) {
         try {
             return call.get();
-        } catch (CloudStackException | IllegalArgumentException | KubernetesClientException e) {
+        } catch (CloudStackException | CloudStackAccess.Unavailable | IllegalArgumentException | KubernetesClientException e) {
             throw new AuditSourceException(sentence(e.getMessage()), e);
         }
     }

@@ -6,8 +6,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -24,51 +26,83 @@ public class CloudStackAccess {
     private static final Set<String> BUSY_STATES = Set.of("starting", "stopping", "scaling", "upgrading", "recovering",
             "destroying", "importing", "addingnodes", "removingnodes", "migrating");
 
-    private final KubernetesClient kubernetes;
-    private final OperatorSettings settings;
-    private final MeterRegistry registry;
-    private final Clock clock;
-    private CloudStackClient client;
-    private String clientSecretVersion;
-
-    public CloudStackAccess(KubernetesClient kubernetes, OperatorSettings settings, MeterRegistry registry, Clock clock) {
-        this.kubernetes = kubernetes;
-        this.settings = settings;
-        this.registry = registry;
-        this.clock = clock;
+    /**
+     * CloudStack cannot be asked at all: its Secret is missing or unusable. Distinct from a CloudStack
+     * answer ({@link CloudStackException}): the operation waits until the Secret is fixed.
+     */
+    public static final class Unavailable extends RuntimeException {
+        public Unavailable(String message) {
+            super(message);
+        }
     }
 
-    /** The client; throws IllegalArgumentException with a sentence saying what is wrong with the Secret. */
-    public synchronized CloudStackClient client() {
-        String namespace = settings.cloudstack().secretNamespace();
-        String name = settings.cloudstack().secretName();
-        Secret secret = kubernetes.secrets().inNamespace(namespace).withName(name).get();
-        if (secret == null) {
-            throw new IllegalArgumentException("Secret " + namespace + "/" + name
-                    + " with the CloudStack API URL and keys does not exist; create it (see the README) or set cloudstack.secretName");
+    private final Supplier<CloudStackClient> clients;
+    private final Optional<String> configuredClusterId;
+
+    @Inject
+    public CloudStackAccess(KubernetesClient kubernetes, OperatorSettings settings, MeterRegistry registry, Clock clock) {
+        this(new ClientFromSecret(kubernetes, settings.cloudstack(), registry, clock), settings.cloudstack().clusterId());
+    }
+
+    /** @param clients the client to use now; throws {@link Unavailable} when there is none */
+    public CloudStackAccess(Supplier<CloudStackClient> clients, Optional<String> configuredClusterId) {
+        this.clients = clients;
+        this.configuredClusterId = configuredClusterId;
+    }
+
+    /** The client; throws {@link Unavailable} with a sentence saying what is wrong with the Secret. */
+    public CloudStackClient client() {
+        return clients.get();
+    }
+
+    /** The client built from the configured Secret, rebuilt when the Secret changes, so rotated keys are picked up. */
+    private static final class ClientFromSecret implements Supplier<CloudStackClient> {
+        private final KubernetesClient kubernetes;
+        private final OperatorSettings.CloudStack settings;
+        private final MeterRegistry registry;
+        private final Clock clock;
+        private CloudStackClient client;
+        private String clientSecretVersion;
+
+        ClientFromSecret(KubernetesClient kubernetes, OperatorSettings.CloudStack settings, MeterRegistry registry, Clock clock) {
+            this.kubernetes = kubernetes;
+            this.settings = settings;
+            this.registry = registry;
+            this.clock = clock;
         }
-        String version = secret.getMetadata().getResourceVersion();
-        if (client == null || !version.equals(clientSecretVersion)) {
-            client = new CloudStackClient(CloudStackCredentialsLoader.fromSecret(secret), CloudStackClientSettings.DEFAULTS,
-                    registry, clock, Sleeper.REAL);
-            clientSecretVersion = version;
+
+        @Override
+        public synchronized CloudStackClient get() {
+            String namespace = settings.secretNamespace();
+            String name = settings.secretName();
+            Secret secret = kubernetes.secrets().inNamespace(namespace).withName(name).get();
+            if (secret == null) {
+                throw new Unavailable("Secret " + namespace + "/" + name
+                        + " with the CloudStack API URL and keys does not exist; create it (see the README) or set cloudstack.secretName");
+            }
+            String version = secret.getMetadata().getResourceVersion();
+            if (client == null || !version.equals(clientSecretVersion)) {
+                CloudStackCredentials credentials;
+                try {
+                    credentials = CloudStackCredentialsLoader.fromSecret(secret);
+                } catch (IllegalArgumentException unusable) {
+                    throw new Unavailable(unusable.getMessage());
+                }
+                client = new CloudStackClient(credentials, CloudStackClientSettings.DEFAULTS, registry, clock, Sleeper.REAL);
+                clientSecretVersion = version;
+            }
+            return client;
         }
-        return client;
     }
 
     public static boolean isBusy(KubernetesCluster cluster) {
         return cluster.state() != null && BUSY_STATES.contains(cluster.state().toLowerCase(Locale.ROOT));
     }
 
-    /** A scale through CloudStack is accepted in Running; Alert too, where the server allows it. */
-    public static boolean acceptsScale(KubernetesCluster cluster) {
-        return "Running".equalsIgnoreCase(cluster.state()) || "Alert".equalsIgnoreCase(cluster.state());
-    }
-
     /** Which CKS cluster this is: by id when one is set, else the one whose VM map names these nodes. */
     public ClusterResolution resolveCluster(String clusterId, Collection<String> nodeNames) {
         CloudStackClient cloudStack = client();
-        String id = clusterId != null && !clusterId.isBlank() ? clusterId : settings.cloudstack().clusterId().orElse("");
+        String id = clusterId != null && !clusterId.isBlank() ? clusterId : configuredClusterId.orElse("");
         if (!id.isBlank()) {
             return cloudStack.findKubernetesCluster(id)
                     .map(ClusterResolution::found)

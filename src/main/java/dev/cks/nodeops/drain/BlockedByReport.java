@@ -64,14 +64,7 @@ public final class BlockedByReport {
         }
         List<String> lines = new ArrayList<>();
         lines.add("Node " + node + " still has " + stuck.size() + (stuck.size() == 1 ? " pod" : " pods") + " that could not be drained:");
-        Map<String, List<StuckPod>> byBudget = stuck.stream().filter(p -> p.cause() == Cause.DISRUPTION_BUDGET)
-                .collect(Collectors.groupingBy(StuckPod::detail, LinkedHashMap::new, Collectors.toList()));
-        byBudget.forEach((budget, pods) -> {
-            BudgetNumbers numbers = budgets.get(budget);
-            String head = numbers != null ? numbers.describe()
-                    : "eviction refused with 429 (" + budget + ")";
-            lines.add("* " + head + " (pods " + names(pods) + ")");
-        });
+        budgetHolds(stuck, budgets).forEach(hold -> lines.add("* " + hold.describe()));
         List<StuckPod> terminating = stuck.stream().filter(p -> p.cause() == Cause.TERMINATING).toList();
         if (!terminating.isEmpty()) {
             lines.add("* terminating (use skipWaitForDeleteTimeoutSeconds to stop waiting for them): "
@@ -93,6 +86,31 @@ public final class BlockedByReport {
             lines.add("Last API error: " + tail(lastApiError));
         }
         return String.join("\n", lines);
+    }
+
+    /**
+     * Pods a PodDisruptionBudget keeps on the node, one entry per budget (or per 429 whose budget is
+     * unknown), in the order the pods were seen.
+     */
+    public static List<BudgetHold> budgetHolds(List<StuckPod> stuck, Map<String, BudgetNumbers> budgets) {
+        Map<String, List<StuckPod>> byBudget = stuck.stream().filter(p -> p.cause() == Cause.DISRUPTION_BUDGET)
+                .collect(Collectors.groupingBy(StuckPod::detail, LinkedHashMap::new, Collectors.toList()));
+        List<BudgetHold> holds = new ArrayList<>();
+        byBudget.forEach((budget, pods) -> {
+            BudgetNumbers numbers = budgets.get(budget);
+            String head = numbers != null ? numbers.describe() : "eviction refused with 429 (" + budget + ")";
+            holds.add(new BudgetHold(budget, head + " (pods " + names(pods) + ")"));
+        });
+        return holds;
+    }
+
+    /**
+     * What one budget holds back.
+     *
+     * @param budget the budget's namespace/name, or the API's message when a 429 named none: what stays the same while it blocks
+     * @param describe the budget's numbers and the pods it holds, e.g. {@code pdb shop/web: needs 3 healthy, has 3, 0 disruptions allowed (pods shop/web-1)}
+     */
+    public record BudgetHold(String budget, String describe) {
     }
 
     /** The last {@value #MAX_API_ERROR} characters: an error's end usually says the most. */

@@ -28,7 +28,7 @@ public final class DrainPreflight {
         this.evictions = new EvictionApi(client);
     }
 
-    /** @throws IllegalArgumentException when the podSelector cannot be parsed */
+    /** @throws PodSelector.InvalidSelector when the podSelector cannot be parsed */
     public PreflightPrediction.Report check(List<String> nodes, DrainOptions options, Instant now) throws InterruptedException {
         PodFilters filters = PodFilters.forOptions(options, now);
         Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();

@@ -1,6 +1,7 @@
 package dev.cks.nodeops.drain;
 
 import java.time.Instant;
+import java.util.List;
 
 /**
  * What one drain step achieved, with the state the caller stores in CR status and hands back to the next step.
@@ -8,8 +9,11 @@ import java.time.Instant;
  * @param nextCheckAt for IN_PROGRESS: when the next step is due (the caller requeues for it)
  * @param report what still keeps the node from being drained; empty when nothing does
  * @param podsRemaining pods the drain still waits for; -1 when this step did not look (between attempts, API unreachable)
+ * @param budgetHolds the PodDisruptionBudgets that keep pods on the node after this step (held back or refused with 429)
+ * @param podsLeaving a pod was evicted in this step, or is still terminating: the drain is moving
  */
-public record DrainResult(Outcome outcome, Instant nextCheckAt, String report, DrainState state, int podsRemaining) {
+public record DrainResult(Outcome outcome, Instant nextCheckAt, String report, DrainState state, int podsRemaining,
+        List<BlockedByReport.BudgetHold> budgetHolds, boolean podsLeaving) {
     public enum Outcome {
         /** The node holds no pod the drain removes. */
         DONE,
@@ -23,5 +27,10 @@ public record DrainResult(Outcome outcome, Instant nextCheckAt, String report, D
 
     public boolean finished() {
         return outcome != Outcome.IN_PROGRESS;
+    }
+
+    /** False between attempts or when the pods could not be listed: this step says nothing new about the node. */
+    public boolean looked() {
+        return podsRemaining >= 0;
     }
 }

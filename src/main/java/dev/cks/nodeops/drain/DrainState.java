@@ -20,6 +20,12 @@ public class DrainState {
     private List<String> podsSeen = new ArrayList<>();
     /** The tail (at most 2000 characters) of the last error the API server answered during this drain. */
     private String lastApiError;
+    /** The budgets (namespace/name, sorted) holding pods on the node while no pod leaves it; null when none do. */
+    private String blockCause;
+    /** Since when {@link #blockCause} has held the drain without a pod leaving the node. */
+    private String blockSince;
+    /** The cause last announced with a Warning event, so each cause is announced once. */
+    private String blockAnnounced;
 
     public static DrainState copyOf(DrainState state) {
         DrainState copy = new DrainState();
@@ -30,6 +36,9 @@ public class DrainState {
             copy.blockedBy = state.blockedBy;
             copy.podsSeen = new ArrayList<>(state.podsSeen);
             copy.lastApiError = state.lastApiError;
+            copy.blockCause = state.blockCause;
+            copy.blockSince = state.blockSince;
+            copy.blockAnnounced = state.blockAnnounced;
         }
         return copy;
     }
@@ -55,4 +64,10 @@ public class DrainState {
     public void setPodsSeen(List<String> podsSeen) { this.podsSeen = podsSeen == null ? new ArrayList<>() : podsSeen; }
     public String getLastApiError() { return lastApiError; }
     public void setLastApiError(String lastApiError) { this.lastApiError = lastApiError; }
+    public String getBlockCause() { return blockCause; }
+    public void setBlockCause(String blockCause) { this.blockCause = blockCause; }
+    public String getBlockSince() { return blockSince; }
+    public void setBlockSince(String blockSince) { this.blockSince = blockSince; }
+    public String getBlockAnnounced() { return blockAnnounced; }
+    public void setBlockAnnounced(String blockAnnounced) { this.blockAnnounced = blockAnnounced; }
 }

@@ -78,13 +78,14 @@ public final class NodeDrainer {
         PodFilters filters;
         try {
             filters = PodFilters.forOptions(options, now);
-        } catch (IllegalArgumentException invalidSelector) {
+        } catch (PodSelector.InvalidSelector invalidSelector) {
             return finish(Outcome.FAILED, next, invalidSelector.getMessage(), 0);
         }
         DrainSchedule.Decision decision = DrainSchedule.decide(options, next, deadline, now);
         decision.applyTo(next);
         if (decision.kind() == DrainSchedule.Kind.WAIT) {
-            return new DrainResult(Outcome.IN_PROGRESS, decision.nextAttemptAt(), Objects.requireNonNullElse(next.getBlockedBy(), ""), next, -1);
+            return new DrainResult(Outcome.IN_PROGRESS, decision.nextAttemptAt(), Objects.requireNonNullElse(next.getBlockedBy(), ""), next, -1,
+                    List.of(), false);
         }
         boolean givingUp = decision.kind() == DrainSchedule.Kind.GIVE_UP;
 
@@ -95,7 +96,7 @@ public final class NodeDrainer {
             next.setLastApiError(BlockedByReport.tail("listing the pods of node " + node + ": " + e.getMessage()));
             String report = BlockedByReport.format(node, List.of(), Map.of(), next.getLastApiError());
             return givingUp ? finish(Outcome.BLOCKED, next, report + "\n" + decision.why(), -1)
-                    : inProgress(next, report, -1, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt());
+                    : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt());
         }
 
         List<Pod> toRemove = new ArrayList<>();
@@ -194,8 +195,10 @@ public final class NodeDrainer {
         }
         List<BudgetNumbers> holding = heldBack.values().stream().distinct()
                 .map(budgets::get).toList();
-        Duration again = EvictionRound.nextLook(apiError, refusedWith429, holding, !evicted.isEmpty() || !terminating.isEmpty());
-        return inProgress(next, report, remaining, now.plus(again), decision.attemptEndsAt());
+        boolean podsLeaving = !evicted.isEmpty() || !terminating.isEmpty() || gone > 0;
+        Duration again = EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
+        return inProgress(next, report, remaining, BlockedByReport.budgetHolds(stuck, budgets), podsLeaving, now.plus(again),
+                decision.attemptEndsAt());
     }
 
     private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {
@@ -318,12 +321,13 @@ public final class NodeDrainer {
         if (outcome != Outcome.DONE) {
             state.setBlockedBy(report);
         }
-        return new DrainResult(outcome, null, report, state, remaining);
+        return new DrainResult(outcome, null, report, state, remaining, List.of(), false);
     }
 
-    private static DrainResult inProgress(DrainState state, String report, int remaining, Instant wanted, Instant attemptEndsAt) {
+    private static DrainResult inProgress(DrainState state, String report, int remaining, List<BlockedByReport.BudgetHold> holds,
+            boolean podsLeaving, Instant wanted, Instant attemptEndsAt) {
         Instant nextCheck = attemptEndsAt != null && attemptEndsAt.isBefore(wanted) ? attemptEndsAt : wanted;
-        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining);
+        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving);
     }
 
     static PodRef refOf(Pod pod) {

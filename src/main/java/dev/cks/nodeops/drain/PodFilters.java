@@ -31,7 +31,7 @@ public final class PodFilters {
     /**
      * The filters for these options; kubectl's order, so the same pod gets the same answer.
      *
-     * @throws IllegalArgumentException when the podSelector cannot be parsed
+     * @throws PodSelector.InvalidSelector when the podSelector cannot be parsed
      */
     public static PodFilters forOptions(DrainOptions options, Instant now) {
         PodSelector selector = PodSelector.parse(options.getPodSelector());

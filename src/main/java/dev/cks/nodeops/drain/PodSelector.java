@@ -39,19 +39,22 @@ public final class PodSelector {
     private final List<Requirement> requirements;
     private final String text;
 
+    /** The user's podSelector cannot be parsed: the message says why and what to write instead. */
+    public static final class InvalidSelector extends RuntimeException {
+        InvalidSelector(String message) {
+            super(message);
+        }
+    }
+
     private PodSelector(List<Requirement> requirements, String text) {
         this.requirements = requirements;
         this.text = text;
     }
 
-    public static PodSelector everything() {
-        return EVERYTHING;
-    }
-
     /**
      * Parses the podSelector option; blank selects every pod.
      *
-     * @throws IllegalArgumentException with a sentence users can act on
+     * @throws InvalidSelector with a sentence users can act on
      */
     public static PodSelector parse(String selector) {
         if (selector == null || selector.isBlank()) {
@@ -98,10 +101,6 @@ public final class PodSelector {
         }
         Map<String, String> safe = labels == null ? Map.of() : labels;
         return requirements.stream().allMatch(r -> r.matches(safe));
-    }
-
-    public boolean selectsEverything() {
-        return requirements != null && requirements.isEmpty();
     }
 
     public List<Requirement> requirements() {
@@ -177,8 +176,8 @@ public final class PodSelector {
         return value;
     }
 
-    private static IllegalArgumentException invalid(String selector, String why) {
-        return new IllegalArgumentException("The podSelector '" + selector + "' is not a valid label selector: " + why
+    private static InvalidSelector invalid(String selector, String why) {
+        return new InvalidSelector("The podSelector '" + selector + "' is not a valid label selector: " + why
                 + ". Write it like kubectl's --pod-selector, e.g. 'app=web,tier!=cache,zone in (a,b),!legacy'.");
     }
 }

@@ -3,18 +3,15 @@ package dev.cks.nodeops.scaledown;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.cks.nodeops.common.OperationStatus;
+import dev.cks.nodeops.operation.NodeOperationStatus;
+import dev.cks.nodeops.operation.Stage;
 
-public class ScaleDownStatus extends OperationStatus {
+public class ScaleDownStatus extends NodeOperationStatus {
     public enum Phase { Pending, Waiting, Cordoning, Draining, Removing, Succeeded, RolledBack, Failed }
 
     private Phase phase;
     /** The nodes picked for removal, comma-separated, for `kubectl get`. */
     private String targetNodes;
-    /** Nodes drained out of nodes to remove, e.g. "1/2". */
-    private String progress;
-    private String currentNode;
-    private String clusterId;
     private List<ScaleDownNodeStatus> nodes = new ArrayList<>();
     private RemovalStatus removal;
 
@@ -43,14 +40,30 @@ public class ScaleDownStatus extends OperationStatus {
     public void setPhase(Phase phase) { this.phase = phase; }
     public String getTargetNodes() { return targetNodes; }
     public void setTargetNodes(String targetNodes) { this.targetNodes = targetNodes; }
-    public String getProgress() { return progress; }
-    public void setProgress(String progress) { this.progress = progress; }
-    public String getCurrentNode() { return currentNode; }
-    public void setCurrentNode(String currentNode) { this.currentNode = currentNode; }
-    public String getClusterId() { return clusterId; }
-    public void setClusterId(String clusterId) { this.clusterId = clusterId; }
     public List<ScaleDownNodeStatus> getNodes() { return nodes; }
     public void setNodes(List<ScaleDownNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
     public RemovalStatus getRemoval() { return removal; }
     public void setRemoval(RemovalStatus removal) { this.removal = removal; }
+
+    /** Waiting only before any node is held (planning); once nodes are cordoned the phase stays and the Waiting condition says why. */
+    @Override
+    public void enter(Stage stage) {
+        phase = switch (stage) {
+            case WAITING -> phase == null || phase == Phase.Pending || phase == Phase.Waiting ? Phase.Waiting : phase;
+            case RUNNING -> phase == Phase.Waiting ? Phase.Pending : phase;
+            case SUCCEEDED -> Phase.Succeeded;
+            case ROLLED_BACK -> Phase.RolledBack;
+            case FAILED -> Phase.Failed;
+        };
+    }
+
+    @Override
+    public String phaseName() {
+        return phase == null ? null : phase.name();
+    }
+
+    @Override
+    public boolean finished() {
+        return phase == Phase.Succeeded || phase == Phase.RolledBack || phase == Phase.Failed;
+    }
 }

@@ -34,18 +34,6 @@ final class ScaleDownSteps {
                 .or(() -> nodes.stream().filter(n -> n.getPhase() == Phase.Cordoned).findFirst());
     }
 
-    /**
-     * What a rollback (or a failed removal, or deleting the ScaleDown) makes schedulable again: only nodes this
-     * ScaleDown cordoned, never one that was unschedulable before it, and none already removed.
-     */
-    static List<ScaleDownNodeStatus> toUncordon(List<ScaleDownNodeStatus> nodes, Set<String> removedVmIds) {
-        return nodes.stream()
-                .filter(n -> Boolean.TRUE.equals(n.getCordonedByUs()))
-                .filter(n -> n.getPhase() != Phase.Removed && n.getPhase() != Phase.Uncordoned)
-                .filter(n -> n.getVmId() == null || !removedVmIds.contains(n.getVmId()))
-                .toList();
-    }
-
     /** "drained/total" over the nodes that need a drain (down nodes need none). */
     static String progress(List<ScaleDownNodeStatus> nodes) {
         long total = nodes.stream().filter(n -> n.getPhase() != Phase.SkippedDown && n.getDownReason() == null).count();

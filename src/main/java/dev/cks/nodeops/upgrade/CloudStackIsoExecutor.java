@@ -7,19 +7,19 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 
+import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
-import dev.cks.nodeops.cloudstack.CloudStackClient;
+import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.KubernetesSupportedVersion;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.nodes.VersionMatch;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
- * The CloudStack side of the CloudStackIso executor: the version's binaries ISO attached to the node's
- * VM before the Job runs and detached after it, and the operator's copy of CKS's node script.
+ * The CloudStack side of the CloudStackIso executor: which VM and ISO a node's upgrade uses, the
+ * attach and detach as CloudStack jobs the caller polls (a reconcile never waits for one), and the
+ * operator's copy of CKS's node script.
  */
 final class CloudStackIsoExecutor {
     static final String SCRIPT_CONFIGMAP = "cks-node-operator-upgrade-script";
@@ -37,11 +37,9 @@ final class CloudStackIsoExecutor {
     }
 
     private final CloudStackAccess access;
-    private final KubernetesClient kubernetes;
 
-    CloudStackIsoExecutor(CloudStackAccess access, KubernetesClient kubernetes) {
+    CloudStackIsoExecutor(CloudStackAccess access) {
         this.access = access;
-        this.kubernetes = kubernetes;
     }
 
     /** Pure: the ISO of the spec's version id, or of the supported version whose semantic version is the target. */
@@ -72,7 +70,7 @@ final class CloudStackIsoExecutor {
         return cluster.virtualMachines().stream().filter(vm -> ClusterResolution.sameHost(nodeName, vm.name())).findFirst();
     }
 
-    /** The CKS cluster, refusing when CloudStack itself is changing it: we wait instead of fighting it. */
+    /** The CKS cluster of these nodes. */
     KubernetesCluster cluster(String knownClusterId, List<String> nodeNames) {
         ClusterResolution resolution = access.resolveCluster(knownClusterId, nodeNames);
         return resolution.cluster().orElseThrow(() -> new Refused("The CKS cluster could not be found: " + resolution.refusal() + "."));
@@ -85,42 +83,40 @@ final class CloudStackIsoExecutor {
         return new Attachment(cluster.id(), vm.id(), pickIso(access.client().listKubernetesSupportedVersions(), versionId, targetVersion));
     }
 
-    /** Attaches the ISO; idempotent, so a restart between attaching and recording it does no harm. */
-    Attachment attach(KubernetesCluster cluster, String nodeName, String versionId, String targetVersion) {
-        CloudStackClient client = access.client();
-        Attachment chosen = choose(cluster, nodeName, versionId, targetVersion);
-        VirtualMachine vm = vmOf(cluster, nodeName).orElseThrow();
-        String isoId = chosen.isoId();
-        if (!isoId.equals(vm.isoId())) {
-            if (vm.isoId() != null) {
-                // A VM has one CD-ROM: an ISO left from an earlier upgrade must go first.
-                client.detachIso(vm.id());
-            }
-            client.attachIso(isoId, vm.id());
-        }
-        return new Attachment(cluster.id(), vm.id(), isoId);
+    /**
+     * The ISO the VM carries now, read from the VM itself (listVirtualMachines with details=iso): the
+     * cluster's VM map never carries it (KubernetesClusterManagerImpl builds its rows with NIC details only).
+     */
+    Optional<String> attachedIso(KubernetesCluster cluster, String vmId) {
+        return access.client().findVirtualMachine(cluster.owner(), vmId).map(VirtualMachine::isoId);
     }
 
-    void detach(String vmId) {
+    String startAttach(Attachment attachment) {
+        return access.client().startAttachIso(attachment.isoId(), attachment.vmId());
+    }
+
+    /** Starts detaching the VM's ISO; empty when CloudStack says the VM has none (already detached). */
+    Optional<String> startDetach(String vmId) {
         try {
-            access.client().detachIso(vmId);
-        } catch (dev.cks.nodeops.cloudstack.CloudStackException e) {
-            // Already detached (e.g. by a run that stopped before recording it): nothing left to do.
-            if (e.getMessage() == null || !e.getMessage().contains("No ISO is attached")) {
-                throw e;
+            return Optional.of(access.client().startDetachIso(vmId));
+        } catch (CloudStackException e) {
+            if (e.isNoIsoAttached()) {
+                return Optional.empty();
             }
+            throw e;
         }
     }
 
-    /** The operator's copy of CKS's node script, (re)written so it always matches the running operator. */
-    void ensureScript(String namespace) {
-        kubernetes.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
-                .withNewMetadata().withName(SCRIPT_CONFIGMAP).withNamespace(namespace)
-                .addToLabels("app.kubernetes.io/managed-by", "cks-node-operator").endMetadata()
-                .addToData(SCRIPT_KEY, script())
-                .build()).createOr(existing -> existing.update());
+    /** CloudStack's answer to detaching a VM that has no ISO (TemplateManagerImpl.detachIso): it is detached already. */
+    static boolean foundNoIso(String errorText) {
+        return errorText != null && errorText.contains(CloudStackException.NO_ISO_ATTACHED);
     }
 
+    AsyncJobResult poll(String jobId) {
+        return access.client().queryAsyncJob(jobId);
+    }
+
+    /** The operator's copy of CKS's node script. */
     static String script() {
         try (InputStream in = CloudStackIsoExecutor.class.getResourceAsStream("/upgrade/" + SCRIPT_KEY)) {
             if (in == null) {

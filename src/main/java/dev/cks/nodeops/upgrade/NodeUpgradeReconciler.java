@@ -4,19 +4,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.stream.Collectors;
 
-import org.jboss.logging.Logger;
+import jakarta.inject.Inject;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
-import dev.cks.nodeops.cloudstack.CloudStackException;
-import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.NodeAnnotations;
@@ -24,44 +18,38 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
-import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.DrainOptions;
-import dev.cks.nodeops.drain.DrainPreflight;
-import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
-import dev.cks.nodeops.drain.NodeDrainer;
-import dev.cks.nodeops.drain.Preflight;
-import dev.cks.nodeops.drain.PreflightPrediction;
-import dev.cks.nodeops.nodes.Cordon;
-import dev.cks.nodeops.nodes.CordonRecord;
 import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.KubernetesNodeWork;
+import dev.cks.nodeops.operation.NodeWork;
+import dev.cks.nodeops.operation.OperationRecorder;
+import dev.cks.nodeops.operation.PreflightGate;
+import dev.cks.nodeops.operation.Stage;
+import dev.cks.nodeops.operation.StatusStore;
+import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
-import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
-import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 
 /**
  * Upgrades the selected nodes one at a time, as a resumable state machine: every reconcile advances
  * the current node by one step and stores everything in status, then asks to be called again (a
- * reschedule, or a Node / Job event). Per node: lock → cordon → drain → executor Job → Ready at the
- * target → uncordon (only if we cordoned) → unlock. A killed operator resumes from status; the Job's
- * deterministic name keeps it from creating a second one.
+ * reschedule, or a Node / Job event). Per node: lock → cordon → drain → executor Job
+ * ({@link UpgradeJobStep}) → Ready at the target → uncordon (only if we cordoned) → unlock
+ * (docs/upgrade.md).
  */
 @ControllerConfiguration(name = "nodeupgrade", generationAwareEventProcessing = false,
         informer = @Informer(onUpdateFilter = RetryOrSpecChanged.class))
@@ -69,171 +57,97 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 @GradualRetry(maxAttempts = -1, initialInterval = 2000, maxInterval = 30000)
 public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<NodeUpgrade> {
     static final String KIND = "NodeUpgrade";
-    private static final Logger LOG = Logger.getLogger(NodeUpgradeReconciler.class);
-    /** The next step of a node follows at once; a short delay lets the status patch land first. */
-    private static final Duration NEXT_STEP = Duration.ofMillis(200);
-    /** When the API server or CloudStack did not answer: look again soon, the operation goes on. */
-    private static final Duration AFTER_API_ERROR = Duration.ofSeconds(5);
-    /** A safety net only: Job and Node events wake the reconciler long before this. */
-    private static final Duration RECHECK = Duration.ofSeconds(30);
 
-    private final KubernetesClient client;
     private final Clock clock;
-    private final CloudStackAccess cloudStack;
-    private final EventRecorder events;
-    private final OperationMetrics metrics;
     private final OperatorSettings settings;
-    private final NodeLock locks;
-    private final Cordon cordons;
-    private final NodeDrainer drainer;
-    private final DrainPreflight preflight;
-    private final CloudStackIsoExecutor isoExecutor;
-    private InformerEventSource<Node, NodeUpgrade> nodes;
+    private final NodeWork work;
+    private final OperationRecorder recorder;
+    private final UpgradeJobStep jobStep;
 
+    @Inject
     public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this.client = client;
+        this(clock, settings, cloudStack, KubernetesNodeWork.readingFromApi(client, result -> metrics.evictionAnswered(KIND, result)),
+                new OperationRecorder(KIND, events, metrics), StatusStore.on(client), UpgradeJobs.on(client));
+    }
+
+    NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder,
+            StatusStore store, UpgradeJobs jobs) {
         this.clock = clock;
-        this.cloudStack = cloudStack;
-        this.events = events;
-        this.metrics = metrics;
         this.settings = settings;
-        this.locks = new NodeLock(client);
-        this.cordons = new Cordon(client);
-        KubernetesClient evictions = DrainClient.from(client);
-        this.drainer = new NodeDrainer(evictions, result -> metrics.evictionAnswered("NodeUpgrade", result));
-        this.preflight = new DrainPreflight(evictions);
-        this.isoExecutor = new CloudStackIsoExecutor(cloudStack, client);
+        this.work = work;
+        this.recorder = recorder;
+        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
     }
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
-        // Node changes (Ready, kubelet version, a lock released) wake the upgrades still under way.
-        nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
-                .withName("nodes")
-                .withSecondaryToPrimaryMapper(node -> context.getPrimaryCache().list(NodeUpgradeReconciler::isUnderWay)
-                        .map(ResourceID::fromResource).collect(Collectors.toSet()))
-                .build(), context);
-        // Our Jobs, by their label, wake the upgrade that owns them when they finish.
-        InformerEventSource<Job, NodeUpgrade> jobs = new InformerEventSource<>(InformerEventSourceConfiguration.from(Job.class, NodeUpgrade.class)
-                .withName("upgrade-jobs")
-                .withNamespaces(Set.of(settings.namespace()))
-                .withFollowControllerNamespacesChanges(false)
-                .withLabelSelector(UpgradeJob.LABEL_NODEUPGRADE)
-                .withSecondaryToPrimaryMapper(job -> Optional.ofNullable(job.getMetadata().getLabels())
-                        .map(l -> l.get(UpgradeJob.LABEL_NODEUPGRADE)).map(name -> Set.of(new ResourceID(name))).orElse(Set.of()))
-                .build(), context);
-        return List.of(nodes, jobs);
-    }
-
-    private static boolean isUnderWay(NodeUpgrade upgrade) {
-        NodeUpgradeStatus.Phase phase = upgrade.getStatus() == null ? null : upgrade.getStatus().getPhase();
-        return phase != NodeUpgradeStatus.Phase.Succeeded && phase != NodeUpgradeStatus.Phase.Failed;
+        return UpgradeEventSources.prepare(context, settings);
     }
 
     @Override
     public UpdateControl<NodeUpgrade> reconcile(NodeUpgrade upgrade, Context<NodeUpgrade> context) {
         NodeUpgradeStatus status = upgrade.getStatus() == null ? new NodeUpgradeStatus() : upgrade.getStatus();
         upgrade.setStatus(status);
-        long generation = upgrade.getMetadata().getGeneration();
         Instant now = clock.instant();
-        status.setObservedGeneration(generation);
-        List<String> problems = NodeUpgradeValidation.problems(upgrade.getSpec());
-        if (!problems.isEmpty()) {
-            Conditions.set(status.getConditions(), Conditions.ACCEPTED, false, "InvalidSpec", String.join("; ", problems), generation, now);
-            status.setPhase(NodeUpgradeStatus.Phase.Failed);
-            status.setMessage(String.join("; ", problems));
-            return UpdateControl.patchStatus(upgrade);
+        Optional<String> retry = UpgradeProgress.takeRetry(upgrade);
+        retry.ifPresent(token -> recorder.event(upgrade, "RetryRequested", "Retrying NodeUpgrade " + upgrade.getMetadata().getName()
+                + " (retry " + token + "): nodes Ready at " + upgrade.getSpec().getTargetVersion() + " are skipped."));
+        if (status.finished()) {
+            return UpdateControl.noUpdate();
         }
-        Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "The spec is valid.", generation, now);
-
-        String retry = annotation(upgrade, NodeAnnotations.RETRY);
-        if (status.getPhase() == null) {
-            // An annotation present at creation is not a retry of anything.
-            status.setRetryToken(retry);
-        } else if (isFinished(status) && UpgradeProgress.retryRequested(retry, status.getRetryToken())) {
-            startOver(upgrade, retry, now);
-        }
-        if (isFinished(status)) {
-            return UpdateControl.patchStatus(upgrade);
-        }
-        try {
-            Duration next = status.getNodes().isEmpty() && status.getStartedAt() == null ? plan(upgrade, now) : advance(upgrade, now);
-            metrics.phase(KIND, name(upgrade), status.getPhase().name());
-            UpdateControl<NodeUpgrade> control = UpdateControl.patchStatus(upgrade);
-            return next == null ? control : control.rescheduleAfter(next);
-        } catch (KubernetesClientException | CloudStackException e) {
-            // The API server restarting under a control-plane upgrade, or CloudStack busy: the step runs again.
-            LOG.infof("NodeUpgrade %s: %s; the step will be tried again", name(upgrade), e.getMessage());
-            status.setMessage(BlockedByReport.tail("Waiting for the API to answer again (" + e.getMessage() + "); the upgrade carries on then."));
-            return UpdateControl.patchStatus(upgrade).rescheduleAfter(AFTER_API_ERROR);
-        }
+        return recorder.step(upgrade, NodeUpgradeValidation.problems(upgrade.getSpec()), now,
+                () -> status.getStartedAt() == null ? plan(upgrade, now) : advance(upgrade, now));
     }
 
-    /** A retry after Failed (or Succeeded, to catch nodes that went NotReady): plan again from what the nodes report now. */
-    private void startOver(NodeUpgrade upgrade, String retry, Instant now) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        status.setRetryToken(retry);
-        status.setNodes(new ArrayList<>());
-        status.setStartedAt(null);
-        status.setCompletedAt(null);
-        status.setCurrentNode(null);
-        status.setPhase(NodeUpgradeStatus.Phase.Pending);
-        Conditions.remove(status.getConditions(), Conditions.FAILED);
-        Conditions.remove(status.getConditions(), Conditions.SUCCEEDED);
-        events.normal(upgrade, "Retrying", "Retrying NodeUpgrade " + name(upgrade) + " (retry " + retry + "): nodes Ready at "
-                + upgrade.getSpec().getTargetVersion() + " are skipped.");
+    /** An exception from a step (the API server restarting under a control-plane upgrade, a bug): the error goes to status, the step is retried. */
+    @Override
+    public ErrorStatusUpdateControl<NodeUpgrade> updateErrorStatus(NodeUpgrade upgrade, Context<NodeUpgrade> context, Exception e) {
+        return recorder.retrying(upgrade, e, clock.instant());
     }
 
-    private Duration plan(NodeUpgrade upgrade, Instant now) {
+    private Step plan(NodeUpgrade upgrade, Instant now) {
         NodeUpgradeStatus status = upgrade.getStatus();
         NodeUpgradeSpec spec = upgrade.getSpec();
-        List<Node> all = nodes.list(n -> true).sorted(Comparator.comparing(n -> n.getMetadata().getName())).toList();
-        List<UpgradeNodeStatus> planned = UpgradePlan.plan(all, spec.getNodeSelector(), spec.getTargetVersion());
+        List<UpgradeNodeStatus> planned = UpgradePlan.plan(work.nodes(), spec.getNodeSelector(), spec.getTargetVersion());
         status.setNodes(new ArrayList<>(planned));
         status.setStartedAt(Timestamps.format(now));
         status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
         status.setProgress(UpgradeProgress.progress(planned));
-        long generation = upgrade.getMetadata().getGeneration();
         if (planned.isEmpty()) {
-            return succeed(upgrade, "No node matches spec.nodeSelector; nothing to upgrade.", now);
+            recorder.finished(upgrade, Stage.SUCCEEDED, Conditions.SUCCEEDED, "NothingToUpgrade", "No node matches spec.nodeSelector; nothing to upgrade.", now);
+            return Step.finished();
         }
         List<String> toUpgrade = planned.stream().filter(n -> n.getAction() != Action.Skip).map(UpgradeNodeStatus::getName).toList();
-        String order = planned.stream().map(n -> n.getName() + " (" + n.getAction() + ")").collect(Collectors.joining(", "));
-        events.normal(upgrade, "Planned", "NodeUpgrade " + name(upgrade) + " to " + spec.getTargetVersion() + ": " + order + ".");
-        if (spec.getPreflight() != Preflight.Skip && !toUpgrade.isEmpty()) {
-            PreflightPrediction.Report report;
-            try {
-                report = preflight.check(toUpgrade, DrainOptions.effective(spec.getDrain(), settings.drain()), now);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new KubernetesClientException("interrupted during the drain preflight");
-            } catch (IllegalArgumentException invalidSelector) {
-                return failOperation(upgrade, null, "The drain's podSelector is invalid: " + invalidSelector.getMessage() + " Fix spec.drain.podSelector.", now);
-            }
-            if (report.predictsBlock()) {
-                if (spec.getPreflight() == Preflight.Fail) {
-                    return failOperation(upgrade, null, report.describe() + "\nNothing was cordoned; fix the cause or set preflight: Warn.", now);
-                }
-                events.warning(upgrade, "PreflightWarning", report.describe());
-            }
+        PreflightGate.Verdict verdict = PreflightGate.check(work, toUpgrade, drainOptions(upgrade), spec.getPreflight(), now);
+        if (verdict instanceof PreflightGate.Refuse refuse) {
+            recorder.refused(upgrade, OperationRecorder.REFUSED, refuse.message(), now);
+            return Step.finished();
         }
+        recorder.preflight(upgrade, (PreflightGate.Proceed) verdict, now);
+        String order = planned.stream().map(n -> n.getName() + " (" + n.getAction() + ")").collect(Collectors.joining(", "));
+        recorder.accepted(upgrade, "Planned", "NodeUpgrade " + upgrade.getMetadata().getName() + " to " + spec.getTargetVersion() + ": " + order + ".", now);
         status.setPhase(NodeUpgradeStatus.Phase.Running);
-        Conditions.set(status.getConditions(), Conditions.PROGRESSING, true, "Planned",
-                "Upgrading " + toUpgrade.size() + " of " + planned.size() + " selected nodes to " + spec.getTargetVersion() + ".", generation, now);
-        return NEXT_STEP;
+        recorder.progressing(upgrade, "Planned", "Upgrading " + toUpgrade.size() + " of " + planned.size() + " selected nodes to "
+                + spec.getTargetVersion() + ".", now);
+        return Step.next();
     }
 
-    /** One step of the current node; returns when to be called again (null: only on an event). */
-    private Duration advance(NodeUpgrade upgrade, Instant now) {
+    /** One step of the current node. */
+    private Step advance(NodeUpgrade upgrade, Instant now) {
         NodeUpgradeStatus status = upgrade.getStatus();
         Optional<UpgradeNodeStatus> current = UpgradeProgress.current(status.getNodes());
         status.setProgress(UpgradeProgress.progress(status.getNodes()));
         if (current.isEmpty()) {
-            return succeed(upgrade, "All " + status.getNodes().size() + " selected nodes are at " + upgrade.getSpec().getTargetVersion() + " and Ready.", now);
+            recorder.finished(upgrade, Stage.SUCCEEDED, Conditions.SUCCEEDED, "AllNodesUpgraded", "All " + status.getNodes().size()
+                    + " selected nodes are at " + upgrade.getSpec().getTargetVersion() + " and Ready.", now);
+            return Step.finished();
         }
         UpgradeNodeStatus node = current.get();
         status.setCurrentNode(node.getName());
+        if (node.getPhase() == Phase.Failed) {
+            return failNode(upgrade, node, node.getError(), now);
+        }
         if (UpgradeProgress.passed(status.getDeadline(), now)) {
             return failNode(upgrade, node, "The NodeUpgrade's deadline (spec.timeoutSeconds, " + status.getDeadline() + ") passed while node "
                     + node.getName() + " was " + node.getPhase() + ".", now);
@@ -244,307 +158,134 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             case Draining -> drain(upgrade, node, now);
             case Upgrading -> upgradeStep(upgrade, node, now);
             case WaitingReady -> awaitReady(upgrade, node, now);
-            case Failed -> failNode(upgrade, node, node.getError(), now);
-            case Succeeded, Skipped -> NEXT_STEP;
+            case Succeeded, Skipped, Failed -> Step.next();
         };
     }
 
-    private Duration lockAndCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        long generation = upgrade.getMetadata().getGeneration();
-        if (upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.CloudStackIso) {
-            KubernetesCluster cluster = isoCluster(upgrade, node);
-            if (cluster == null) {
-                return null;
-            }
-            if (CloudStackAccess.isBusy(cluster)) {
-                return waitFor(upgrade, "CloudStackBusy", "CloudStack is changing CKS cluster " + cluster.name() + " (state " + cluster.state()
-                        + "); node " + node.getName() + " is upgraded once that is over.", now, RECHECK);
-            }
-            try {
-                // No VM or no usable ISO: refuse before the node is cordoned and drained for nothing.
-                UpgradeExecutor.CloudStackIso iso = upgrade.getSpec().getExecutor().getCloudStackIso();
-                node.setVmId(isoExecutor.choose(cluster, node.getName(), iso == null ? null : iso.getKubernetesVersionId(),
-                        upgrade.getSpec().getTargetVersion()).vmId());
-            } catch (CloudStackIsoExecutor.Refused refused) {
-                return failNode(upgrade, node, refused.getMessage(), now);
-            }
+    private Step lockAndCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        Optional<UpgradeJobStep.Outcome> notYet = jobStep.beforeCordon(upgrade, node, now);
+        if (notYet.isPresent()) {
+            return outcomeOf(upgrade, node, notYet.get(), now);
         }
-        NodeLock.Outcome lock = locks.acquire(node.getName(), owner(upgrade));
+        String owner = owner(upgrade);
+        NodeLock.Outcome lock = work.lock(node.getName(), owner);
         if (lock instanceof NodeLock.HeldBy held) {
-            return waitFor(upgrade, "NodeLocked", "Node " + node.getName() + " is locked by " + held.owner()
-                    + "; this upgrade continues when that operation finishes and releases it.", now, null);
+            recorder.waiting(upgrade, "NodeLocked", "Node " + node.getName() + " is locked by " + held.owner()
+                    + "; this upgrade continues when that operation finishes and releases it.", now);
+            return Step.onEvent();
         }
         if (lock instanceof NodeLock.NodeMissing) {
             return failNode(upgrade, node, "Node " + node.getName() + " no longer exists; re-create the NodeUpgrade to plan again.", now);
         }
-        if (status.getPhase() == NodeUpgradeStatus.Phase.Waiting) {
-            status.setPhase(NodeUpgradeStatus.Phase.Running);
-            Conditions.set(status.getConditions(), Conditions.WAITING, false, "Resumed", "Node " + node.getName() + " is free again.", generation, now);
+        NodeWork.Cordoning cordoning = work.cordon(node.getName(), owner);
+        if (cordoning instanceof NodeWork.NotCordoned failed) {
+            return failNode(upgrade, node, failed.reason(), now);
         }
-        CordonRecord cordon = cordons.cordon(node.getName(), owner(upgrade));
-        if (!cordon.unschedulable()) {
-            return failNode(upgrade, node, cordon.note().isEmpty() ? "Node " + node.getName() + " could not be cordoned." : cordon.note(), now);
-        }
-        node.setCordonedByUs(cordon.cordonedByUs());
+        var record = ((NodeWork.Cordoned) cordoning).record();
+        node.setCordonedByUs(record.cordonedByUs());
         node.setStartedAt(Timestamps.format(now));
         node.setPhase(Phase.Cordoned);
-        events.normal(upgrade, "Cordoned", cordon.cordonedByUs() ? "Cordoned node " + node.getName() + "."
-                : cordon.note());
-        return NEXT_STEP;
+        recorder.event(upgrade, OperationRecorder.CORDONED, record.cordonedByUs() ? "Cordoned node " + node.getName() + "." : record.note());
+        recorder.progressing(upgrade, "Cordoned", "Node " + node.getName() + " is cordoned; it is drained next.", now);
+        return Step.next();
     }
 
-    private Duration startDrain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+    private Step startDrain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         node.setDrain(new DrainState());
         node.setPhase(Phase.Draining);
         node.setStepStartedAt(Timestamps.format(now));
-        events.normal(upgrade, "Draining", "Draining node " + node.getName() + ".");
+        recorder.event(upgrade, OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
         return drain(upgrade, node, now);
     }
 
-    private Duration drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        DrainOptions options = DrainOptions.effective(upgrade.getSpec().getDrain(), settings.drain());
-        DrainResult result = drainer.step(node.getName(), options, node.getDrain(), Timestamps.parse(status.getDeadline()), now);
-        node.setDrain(result.state());
-        boolean blocked = result.report() != null && !result.report().isBlank();
-        metrics.drainBlocked(KIND, name(upgrade), node.getName(), blocked && result.outcome() != DrainResult.Outcome.DONE);
-        switch (result.outcome()) {
-            case IN_PROGRESS -> {
-                int attempt = Objects.requireNonNullElse(result.state().getAttempt(), 1);
-                progressing(upgrade, "Draining", "draining " + node.getName() + " (attempt " + attempt + "/"
-                        + options.attempts() + ")" + (blocked ? ": " + firstLine(result.report()) : ""), now);
-                return result.nextCheckAt() == null ? NEXT_STEP : UpgradeProgress.until(result.nextCheckAt(), now).plus(NEXT_STEP);
-            }
+    private Step drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        DrainTick tick = work.drainTick(node, drainOptions(upgrade), Timestamps.parse(upgrade.getStatus().getDeadline()), now);
+        recorder.drainTick(upgrade, node.getName(), tick, now);
+        return switch (tick.outcome()) {
+            case IN_PROGRESS -> tick.next();
             case DONE -> {
                 stepDone(node, "drain", now);
                 node.setPhase(Phase.Upgrading);
-                events.normal(upgrade, "Drained", "Node " + node.getName() + " is drained.");
-                return NEXT_STEP;
+                recorder.event(upgrade, OperationRecorder.NODE_DRAINED, "Drained node " + node.getName() + ".");
+                yield Step.next();
             }
-            default -> {
-                return failNode(upgrade, node, "The drain of node " + node.getName() + " did not finish: " + result.report(), now);
-            }
-        }
+            default -> failNode(upgrade, node, "The drain of node " + node.getName() + " did not finish: " + tick.report(), now);
+        };
     }
 
-    private Duration upgradeStep(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        NodeUpgradeSpec spec = upgrade.getSpec();
-        String namespace = settings.namespace();
-        String jobName = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
-        Job job = client.batch().v1().jobs().inNamespace(namespace).withName(jobName).get();
-        if (job == null) {
-            if (node.getJobName() != null && node.getJobName().equals(jobName) && node.getStepStartedAt() != null
-                    && Duration.between(Timestamps.parse(node.getStepStartedAt()), now).getSeconds() > spec.getExecutor().getJobTimeoutSeconds()
-                            + UpgradeJob.TTL_SECONDS_AFTER_FINISHED) {
-                return failNode(upgrade, node, "The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName()
-                        + " is gone and its outcome unknown; check the node, then retry the NodeUpgrade.", now);
-            }
-            return createJob(upgrade, node, namespace, now);
-        }
-        UpgradeJob.Outcome outcome = UpgradeJob.outcome(job);
-        if (outcome instanceof UpgradeJob.Running) {
-            progressing(upgrade, "Upgrading", "upgrading " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ")", now);
-            return RECHECK;
-        }
-        if (node.getIsoId() != null) {
-            // Detached whether the Job worked or not: a VM keeps no CD-ROM of ours.
-            isoExecutor.detach(node.getVmId());
-            node.setIsoId(null);
-        }
-        if (outcome instanceof UpgradeJob.Failed failed) {
-            String message = UpgradeJob.failureMessage(namespace, jobName, node.getName(), failed, logOf(namespace, jobName));
-            return failNode(upgrade, node, message, now);
+    private Step upgradeStep(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        UpgradeJobStep.Outcome outcome = jobStep.advance(upgrade, node, now);
+        if (!(outcome instanceof UpgradeJobStep.Upgraded)) {
+            return outcomeOf(upgrade, node, outcome, now);
         }
         stepDone(node, "upgrade", now);
         node.setPhase(Phase.WaitingReady);
-        node.setReadyBy(Timestamps.format(now.plusSeconds(spec.getReadyTimeoutSeconds())));
-        events.normal(upgrade, "WaitingReady", "The upgrade Job of node " + node.getName() + " succeeded; waiting until it is Ready at "
-                + spec.getTargetVersion() + ".");
+        node.setReadyBy(Timestamps.format(now.plusSeconds(upgrade.getSpec().getReadyTimeoutSeconds())));
+        recorder.event(upgrade, "WaitingReady", "The upgrade Job of node " + node.getName() + " succeeded; waiting until it is Ready at "
+                + upgrade.getSpec().getTargetVersion() + ".");
         return awaitReady(upgrade, node, now);
     }
 
-    private Duration createJob(NodeUpgrade upgrade, UpgradeNodeStatus node, String namespace, Instant now) {
-        NodeUpgradeSpec spec = upgrade.getSpec();
-        UpgradeExecutor executor = spec.getExecutor();
-        String configMap;
-        String key;
-        List<String> arguments;
-        if (executor.getType() == UpgradeExecutor.Type.CloudStackIso) {
-            KubernetesCluster cluster = isoCluster(upgrade, node);
-            if (cluster == null) {
-                return null;
-            }
-            CloudStackIsoExecutor.Attachment attachment;
-            try {
-                attachment = isoExecutor.attach(cluster, node.getName(),
-                        executor.getCloudStackIso() == null ? null : executor.getCloudStackIso().getKubernetesVersionId(), spec.getTargetVersion());
-            } catch (CloudStackIsoExecutor.Refused refused) {
-                return failNode(upgrade, node, refused.getMessage(), now);
-            }
-            node.setVmId(attachment.vmId());
-            node.setIsoId(attachment.isoId());
-            events.normal(upgrade, "IsoAttached", "Attached ISO " + attachment.isoId() + " to VM " + attachment.vmId() + " of node " + node.getName() + ".");
-            isoExecutor.ensureScript(namespace);
-            configMap = CloudStackIsoExecutor.SCRIPT_CONFIGMAP;
-            key = CloudStackIsoExecutor.SCRIPT_KEY;
-            arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction());
-        } else {
-            configMap = executor.getScript().getConfigMapRef().getName();
-            key = executor.getScript().getConfigMapRef().getKey();
-            arguments = List.of(spec.getTargetVersion(), node.getAction() == Action.Apply ? "apply" : "node");
-        }
-        String image = executor.getImage() == null || executor.getImage().isBlank() ? settings.upgrade().jobImage() : executor.getImage();
-        Job job = UpgradeJob.build(new UpgradeJob.Request(namespace, name(upgrade), upgrade.getMetadata().getUid(), node.getName(),
-                upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), image, executor.getJobTimeoutSeconds(),
-                configMap, key, arguments));
-        try {
-            client.batch().v1().jobs().inNamespace(namespace).resource(job).create();
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 409) {
-                throw e;
-            }
-            // Created by a run that stopped before recording it: the name says it is ours.
-        }
-        node.setJobName(job.getMetadata().getName());
-        node.setStepStartedAt(Timestamps.format(now));
-        events.normal(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + job.getMetadata().getName() + " on node " + node.getName()
-                + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
-        progressing(upgrade, "Upgrading", "upgrading " + node.getName() + " (" + node.getAction() + ", Job " + job.getMetadata().getName() + ")", now);
-        return RECHECK;
+    private Step outcomeOf(NodeUpgrade upgrade, UpgradeNodeStatus node, UpgradeJobStep.Outcome outcome, Instant now) {
+        return outcome instanceof UpgradeJobStep.NodeFailed failed ? failNode(upgrade, node, failed.error(), now)
+                : ((UpgradeJobStep.Continue) outcome).step();
     }
 
-    private Duration awaitReady(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+    private Step awaitReady(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         String target = upgrade.getSpec().getTargetVersion();
-        Node current = nodes.get(new ResourceID(node.getName())).orElse(null);
-        UpgradeProgress.ReadyWait wait = UpgradeProgress.readyWait(current, node.getName(), target, Timestamps.parse(node.getReadyBy()), now);
+        UpgradeProgress.ReadyWait wait = UpgradeProgress.readyWait(work.node(node.getName()).orElse(null), node.getName(), target,
+                Timestamps.parse(node.getReadyBy()), now);
         if (wait instanceof UpgradeProgress.ReadyTimedOut timedOut) {
             return failNode(upgrade, node, timedOut.message(), now);
         }
         if (wait instanceof UpgradeProgress.KeepWaiting keepWaiting) {
-            progressing(upgrade, "WaitingReady", "waiting for " + node.getName() + " to be Ready at " + target, now);
+            recorder.progressing(upgrade, "WaitingReady", "Waiting for node " + node.getName() + " to be Ready at " + target + ".", now);
             // The Node informer wakes us on every change; the reschedule only catches the timeout.
-            return keepWaiting.until() == null ? RECHECK : UpgradeProgress.until(keepWaiting.until(), now).plus(NEXT_STEP);
+            return keepWaiting.until() == null ? Step.onEvent() : Step.at(keepWaiting.until(), now);
         }
         stepDone(node, "ready", now);
         node.setVersion(((UpgradeProgress.ReadyAtTarget) wait).version());
-        if (Boolean.TRUE.equals(node.getCordonedByUs())) {
-            cordons.uncordon(node.getName(), owner(upgrade));
-        }
-        locks.release(node.getName(), owner(upgrade));
+        boolean uncordoned = work.release(node.getName(), owner(upgrade), true);
         node.setPhase(Phase.Succeeded);
         node.setCompletedAt(Timestamps.format(now));
         node.setError(null);
         Instant started = Timestamps.parse(node.getStartedAt());
         if (started != null) {
-            metrics.nodeStep(KIND, "node", Duration.between(started, now));
+            recorder.nodeStep("node", Duration.between(started, now));
         }
         upgrade.getStatus().setProgress(UpgradeProgress.progress(upgrade.getStatus().getNodes()));
-        events.normal(upgrade, "NodeUpgraded", "Node " + node.getName() + " is Ready at " + node.getVersion() + " (was " + node.getFromVersion() + ")"
-                + (Boolean.TRUE.equals(node.getCordonedByUs()) ? " and uncordoned." : "; it was cordoned before, so it stays cordoned."));
-        return NEXT_STEP;
+        recorder.event(upgrade, "NodeUpgraded", "Node " + node.getName() + " is Ready at " + node.getVersion() + " (was " + node.getFromVersion() + ")"
+                + (uncordoned ? " and uncordoned." : "; it was cordoned before, so it stays cordoned."));
+        return Step.next();
     }
 
-    /** The node failed: uncordon it unless it was cordoned before, release it, detach the ISO, and stop the upgrade. */
-    private Duration failNode(NodeUpgrade upgrade, UpgradeNodeStatus node, String error, Instant now) {
-        if (node.getIsoId() != null && node.getVmId() != null) {
-            isoExecutor.detach(node.getVmId());
-            node.setIsoId(null);
-        }
-        if (Boolean.TRUE.equals(node.getCordonedByUs())) {
-            cordons.uncordon(node.getName(), owner(upgrade));
-        }
-        locks.release(node.getName(), owner(upgrade));
-        metrics.drainBlocked(KIND, name(upgrade), node.getName(), false);
+    /**
+     * The node failed: the ISO is detached first (polled), then the node is given back (uncordoned
+     * unless it was cordoned before) and the upgrade stops. Re-entered until the ISO is gone.
+     */
+    private Step failNode(NodeUpgrade upgrade, UpgradeNodeStatus node, String error, Instant now) {
         node.setPhase(Phase.Failed);
         node.setError(BlockedByReport.tail(error));
         node.setCompletedAt(Timestamps.format(now));
-        return failOperation(upgrade, node.getName(), error, now);
-    }
-
-    private Duration failOperation(NodeUpgrade upgrade, String nodeName, String error, Instant now) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        long generation = upgrade.getMetadata().getGeneration();
-        String message = (nodeName == null ? "NodeUpgrade " + name(upgrade) + " failed: " : "NodeUpgrade " + name(upgrade) + " failed at node " + nodeName + ": ")
-                + error + (error.contains("retry") ? "" : " Retry with: kubectl annotate nu " + name(upgrade) + " " + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");
-        status.setPhase(NodeUpgradeStatus.Phase.Failed);
-        status.setCompletedAt(Timestamps.format(now));
-        status.setMessage(firstLine(message));
-        Conditions.set(status.getConditions(), Conditions.FAILED, true, nodeName == null ? "Refused" : "NodeFailed", message, generation, now);
-        Conditions.set(status.getConditions(), Conditions.PROGRESSING, false, "Failed", firstLine(message), generation, now);
-        Conditions.set(status.getConditions(), Conditions.WAITING, false, "Failed", "The upgrade stopped.", generation, now);
-        events.warning(upgrade, "Failed", message);
-        metrics.finished(KIND, "Failed");
-        return null;
-    }
-
-    private Duration succeed(NodeUpgrade upgrade, String message, Instant now) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        long generation = upgrade.getMetadata().getGeneration();
-        status.setPhase(NodeUpgradeStatus.Phase.Succeeded);
-        status.setCompletedAt(Timestamps.format(now));
-        status.setCurrentNode(null);
-        status.setMessage(message);
-        status.setProgress(UpgradeProgress.progress(status.getNodes()));
-        Conditions.set(status.getConditions(), Conditions.SUCCEEDED, true, "AllNodesUpgraded", message, generation, now);
-        Conditions.set(status.getConditions(), Conditions.PROGRESSING, false, "Succeeded", message, generation, now);
-        Conditions.remove(status.getConditions(), Conditions.WAITING);
-        events.normal(upgrade, "Succeeded", "NodeUpgrade " + name(upgrade) + ": " + message);
-        metrics.finished(KIND, "Succeeded");
-        return null;
-    }
-
-    private Duration waitFor(NodeUpgrade upgrade, String reason, String message, Instant now, Duration recheck) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        if (status.getPhase() != NodeUpgradeStatus.Phase.Waiting) {
-            events.normal(upgrade, reason, message);
+        Optional<Step> detaching = jobStep.detachBeforeGivingUp(upgrade, node, now);
+        if (detaching.isPresent()) {
+            return detaching.get();
         }
-        status.setPhase(NodeUpgradeStatus.Phase.Waiting);
-        status.setMessage(message);
-        Conditions.set(status.getConditions(), Conditions.WAITING, true, reason, message, upgrade.getMetadata().getGeneration(), now);
-        return recheck;
-    }
-
-    private KubernetesCluster isoCluster(NodeUpgrade upgrade, UpgradeNodeStatus node) {
-        NodeUpgradeStatus status = upgrade.getStatus();
-        try {
-            KubernetesCluster cluster = isoExecutor.cluster(status.getClusterId(),
-                    status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
-            status.setClusterId(cluster.id());
-            return cluster;
-        } catch (CloudStackIsoExecutor.Refused | IllegalArgumentException refused) {
-            failNode(upgrade, node, refused.getMessage(), clock.instant());
-            return null;
-        }
-    }
-
-    private void progressing(NodeUpgrade upgrade, String reason, String message, Instant now) {
-        upgrade.getStatus().setMessage(message);
-        Conditions.set(upgrade.getStatus().getConditions(), Conditions.PROGRESSING, true, reason, message, upgrade.getMetadata().getGeneration(), now);
+        work.release(node.getName(), owner(upgrade), true);
+        recorder.drainOver(upgrade, node.getName());
+        String name = upgrade.getMetadata().getName();
+        String message = "NodeUpgrade " + name + " failed at node " + node.getName() + ": " + error
+                + (error.contains("retry") ? "" : " Retry with: kubectl annotate nu " + name + " " + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");
+        recorder.finished(upgrade, Stage.FAILED, Conditions.FAILED, "NodeFailed", message, now);
+        return Step.finished();
     }
 
     private void stepDone(UpgradeNodeStatus node, String step, Instant now) {
         Instant started = Timestamps.parse(node.getStepStartedAt());
         if (started != null) {
-            metrics.nodeStep(KIND, step, Duration.between(started, now));
+            recorder.nodeStep(step, Duration.between(started, now));
         }
         node.setStepStartedAt(Timestamps.format(now));
-    }
-
-    /** The end of the log of the Job's pod; empty when there is none (or it can't be read: the Job's reason still says why). */
-    private String logOf(String namespace, String jobName) {
-        try {
-            List<Pod> pods = client.pods().inNamespace(namespace).withLabel("job-name", jobName).list().getItems();
-            Optional<Pod> newest = pods.stream().max(Comparator.comparing(p -> p.getMetadata().getCreationTimestamp()));
-            if (newest.isEmpty()) {
-                return "";
-            }
-            String log = client.pods().inNamespace(namespace).withName(newest.get().getMetadata().getName()).tailingLines(60).getLog();
-            return log == null ? "" : log;
-        } catch (KubernetesClientException e) {
-            LOG.debugf("no log for Job %s/%s: %s", namespace, jobName, e.getMessage());
-            return "";
-        }
     }
 
     /**
@@ -555,45 +296,36 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     @Override
     public DeleteControl cleanup(NodeUpgrade upgrade, Context<NodeUpgrade> context) {
         List<UpgradeNodeStatus> planned = upgrade.getStatus() == null ? List.of() : upgrade.getStatus().getNodes();
+        Instant now = clock.instant();
         for (UpgradeNodeStatus node : planned) {
             if (node.getPhase() == Phase.Succeeded || node.getPhase() == Phase.Skipped) {
                 continue;
             }
-            boolean midUpgrade = node.getPhase() == Phase.Upgrading || node.getPhase() == Phase.WaitingReady;
-            if (midUpgrade) {
-                events.warning(upgrade, "LeftCordoned", "NodeUpgrade " + name(upgrade) + " was deleted while node " + node.getName()
-                        + " was being upgraded; the node is released but stays cordoned. Uncordon it (kubectl uncordon "
+            if (node.getPhase() == Phase.Upgrading || node.getPhase() == Phase.WaitingReady) {
+                recorder.warning(upgrade, "LeftCordoned", "NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted while node "
+                        + node.getName() + " was being upgraded; the node is released but stays cordoned. Uncordon it (kubectl uncordon "
                         + node.getName() + ") once it is healthy.");
-            } else if (cordons.uncordon(node.getName(), owner(upgrade))) {
-                events.normal(upgrade, "Uncordoned", "Uncordoned node " + node.getName() + " because NodeUpgrade " + name(upgrade) + " was deleted.");
+                work.release(node.getName(), owner(upgrade), false);
+                continue;
             }
-            if (node.getIsoId() != null && node.getVmId() != null && !midUpgrade) {
-                isoExecutor.detach(node.getVmId());
+            Optional<Step> detaching = jobStep.detachBeforeGivingUp(upgrade, node, now);
+            if (detaching.isPresent()) {
+                return DeleteControl.noFinalizerRemoval().rescheduleAfter(detaching.get().after());
             }
-            locks.release(node.getName(), owner(upgrade));
+            if (work.release(node.getName(), owner(upgrade), true)) {
+                recorder.event(upgrade, OperationRecorder.UNCORDONED, "Uncordoned node " + node.getName() + " because NodeUpgrade "
+                        + upgrade.getMetadata().getName() + " was deleted.");
+            }
         }
-        metrics.forget(KIND, name(upgrade));
+        recorder.forget(upgrade);
         return DeleteControl.defaultDelete();
     }
 
-    private static boolean isFinished(NodeUpgradeStatus status) {
-        return status.getPhase() == NodeUpgradeStatus.Phase.Succeeded || status.getPhase() == NodeUpgradeStatus.Phase.Failed;
+    private DrainOptions drainOptions(NodeUpgrade upgrade) {
+        return DrainOptions.effective(upgrade.getSpec().getDrain(), settings.drain());
     }
 
     static String owner(NodeUpgrade upgrade) {
-        return NodeLock.owner(KIND, name(upgrade));
-    }
-
-    private static String name(NodeUpgrade upgrade) {
-        return upgrade.getMetadata().getName();
-    }
-
-    private static String annotation(NodeUpgrade upgrade, String key) {
-        Map<String, String> annotations = upgrade.getMetadata().getAnnotations();
-        return annotations == null ? null : annotations.get(key);
-    }
-
-    private static String firstLine(String text) {
-        return text == null ? "" : text.lines().findFirst().orElse("");
+        return NodeLock.owner(KIND, upgrade.getMetadata().getName());
     }
 }

@@ -3,30 +3,47 @@ package dev.cks.nodeops.upgrade;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.cks.nodeops.common.OperationStatus;
+import dev.cks.nodeops.operation.NodeOperationStatus;
+import dev.cks.nodeops.operation.Stage;
 
-public class NodeUpgradeStatus extends OperationStatus {
+public class NodeUpgradeStatus extends NodeOperationStatus {
     public enum Phase { Pending, Running, Waiting, Succeeded, Failed }
 
     private Phase phase;
-    /** Nodes done out of nodes selected, e.g. "2/5". */
-    private String progress;
-    private String currentNode;
     private List<UpgradeNodeStatus> nodes = new ArrayList<>();
     /** The value of the retry annotation last acted on; a new value restarts a failed upgrade. */
     private String retryToken;
-    private String clusterId;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
-    public String getProgress() { return progress; }
-    public void setProgress(String progress) { this.progress = progress; }
-    public String getCurrentNode() { return currentNode; }
-    public void setCurrentNode(String currentNode) { this.currentNode = currentNode; }
     public List<UpgradeNodeStatus> getNodes() { return nodes; }
     public void setNodes(List<UpgradeNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
     public String getRetryToken() { return retryToken; }
     public void setRetryToken(String retryToken) { this.retryToken = retryToken; }
-    public String getClusterId() { return clusterId; }
-    public void setClusterId(String clusterId) { this.clusterId = clusterId; }
+
+    /** Waiting only while no node is held; a wait with a node cordoned keeps Running and the Waiting condition says why. */
+    @Override
+    public void enter(Stage stage) {
+        phase = switch (stage) {
+            case WAITING -> holdsANode() ? phase : Phase.Waiting;
+            case RUNNING -> Phase.Running;
+            case SUCCEEDED -> Phase.Succeeded;
+            case ROLLED_BACK, FAILED -> Phase.Failed;
+        };
+    }
+
+    private boolean holdsANode() {
+        return nodes.stream().map(UpgradeNodeStatus::getPhase).anyMatch(p -> p == UpgradeNodeStatus.Phase.Cordoned
+                || p == UpgradeNodeStatus.Phase.Draining || p == UpgradeNodeStatus.Phase.Upgrading || p == UpgradeNodeStatus.Phase.WaitingReady);
+    }
+
+    @Override
+    public String phaseName() {
+        return phase == null ? null : phase.name();
+    }
+
+    @Override
+    public boolean finished() {
+        return phase == Phase.Succeeded || phase == Phase.Failed;
+    }
 }

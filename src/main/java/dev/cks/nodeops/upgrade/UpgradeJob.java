@@ -56,17 +56,10 @@ public final class UpgradeJob {
     public record Request(String namespace, String nodeUpgradeName, String nodeUpgradeUid, String nodeName, String attemptKey,
             UpgradeNodeStatus.Action action, String targetVersion, String image, int timeoutSeconds,
             String configMapName, String configMapKey, List<String> arguments, String scriptSha256) {
-
-        /**
-         * Without a checked digest: the launcher then runs whatever the ConfigMap holds. Only for the
-         * caller that does not check the script yet (see docs/security.md); it goes once that one does.
-         */
-        public Request(String namespace, String nodeUpgradeName, String nodeUpgradeUid, String nodeName, String attemptKey,
-                UpgradeNodeStatus.Action action, String targetVersion, String image, int timeoutSeconds,
-                String configMapName, String configMapKey, List<String> arguments) {
-            this(namespace, nodeUpgradeName, nodeUpgradeUid, nodeName, attemptKey, action, targetVersion, image, timeoutSeconds,
-                    configMapName, configMapKey, arguments, null);
+        public Request {
+            java.util.Objects.requireNonNull(scriptSha256, "an upgrade Job runs only a script whose digest the operator checked");
         }
+
     }
 
     private UpgradeJob() {
@@ -87,9 +80,7 @@ public final class UpgradeJob {
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(ANNOTATION_ACTION, request.action().name());
         annotations.put(ANNOTATION_TARGET, request.targetVersion());
-        if (request.scriptSha256() != null) {
-            annotations.put(ANNOTATION_SCRIPT_SHA256, request.scriptSha256());
-        }
+        annotations.put(ANNOTATION_SCRIPT_SHA256, request.scriptSha256());
         // $0 is the Job's name; "$@" are the script's arguments.
         List<String> command = new java.util.ArrayList<>(List.of("sh", "-c", launcher(LauncherPaths.IN_POD, request.scriptSha256()), name));
         command.addAll(request.arguments());
@@ -147,17 +138,15 @@ public final class UpgradeJob {
         String hostScript = HOST_DIR + "/$0.sh";
         StringBuilder text = new StringBuilder("set -eu\n")
                 .append("mkdir -p ").append(paths.hostRoot()).append(HOST_DIR).append("\n")
-                .append("cp ").append(paths.script()).append(' ').append(paths.hostRoot()).append(hostScript).append("\n");
-        if (scriptSha256 != null) {
-            text.append("actual=$(sha256sum ").append(paths.hostRoot()).append(hostScript).append(" | cut -d ' ' -f 1)\n")
-                    .append("if [ \"$actual\" != ").append(scriptSha256).append(" ]; then\n")
-                    .append("  echo \"The upgrade script's sha256 is $actual, not ").append(scriptSha256)
-                    .append(" as recorded on this Job (").append(ANNOTATION_SCRIPT_SHA256)
-                    .append("): its ConfigMap was changed after the operator checked it. Nothing was run.\" >&2\n")
-                    .append("  rm -f ").append(paths.hostRoot()).append(hostScript).append("\n")
-                    .append("  exit 1\n")
-                    .append("fi\n");
-        }
+                .append("cp ").append(paths.script()).append(' ').append(paths.hostRoot()).append(hostScript).append("\n")
+                .append("actual=$(sha256sum ").append(paths.hostRoot()).append(hostScript).append(" | cut -d ' ' -f 1)\n")
+                .append("if [ \"$actual\" != ").append(scriptSha256).append(" ]; then\n")
+                .append("  echo \"The upgrade script's sha256 is $actual, not ").append(scriptSha256)
+                .append(" as recorded on this Job (").append(ANNOTATION_SCRIPT_SHA256)
+                .append("): its ConfigMap was changed after the operator checked it. Nothing was run.\" >&2\n")
+                .append("  rm -f ").append(paths.hostRoot()).append(hostScript).append("\n")
+                .append("  exit 1\n")
+                .append("fi\n");
         return text.append("exec nsenter -t 1 -m -u -i -n -p -- sh ").append(hostScript).append(" \"$@\"\n").toString();
     }
 

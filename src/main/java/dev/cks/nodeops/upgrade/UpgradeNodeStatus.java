@@ -14,14 +14,27 @@ public class UpgradeNodeStatus extends NodeProgress {
 
     public enum Phase { Pending, Skipped, Cordoned, Draining, Upgrading, WaitingReady, Succeeded, Failed }
 
+    /** Where the binaries ISO of the CloudStackIso executor is; each change is a CloudStack job the operator polls. */
+    public enum IsoState {
+        /** attachIso asked for (its job in isoJobId once CloudStack answered). */
+        Attaching,
+        Attached,
+        /** detachIso asked for (its job in isoJobId once CloudStack answered). */
+        Detaching,
+        Detached
+    }
+
     private Action action;
     private Phase phase;
     private String fromVersion;
     private String version;
     /** Name of the upgrade Job, so a restarted operator finds it instead of creating another. */
     private String jobName;
-    /** The ISO attached to the node's VM (CloudStackIso), until it is detached again. */
+    /** The ISO the node's VM gets (CloudStackIso). */
     private String isoId;
+    private IsoState isoState;
+    /** The CloudStack job attaching or detaching the ISO, polled until it ends. */
+    private String isoJobId;
     /** When the current step began: step durations for metrics, and the executor's start. */
     private String stepStartedAt;
     /** Until when the node may take to be Ready at the target version after the executor finished. */
@@ -39,6 +52,10 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setJobName(String jobName) { this.jobName = jobName; }
     public String getIsoId() { return isoId; }
     public void setIsoId(String isoId) { this.isoId = isoId; }
+    public IsoState getIsoState() { return isoState; }
+    public void setIsoState(IsoState isoState) { this.isoState = isoState; }
+    public String getIsoJobId() { return isoJobId; }
+    public void setIsoJobId(String isoJobId) { this.isoJobId = isoJobId; }
     public String getStepStartedAt() { return stepStartedAt; }
     public void setStepStartedAt(String stepStartedAt) { this.stepStartedAt = stepStartedAt; }
     public String getReadyBy() { return readyBy; }

@@ -2,15 +2,19 @@ package dev.cks.nodeops.upgrade;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
+import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Node;
 
-/** The decisions of the upgrade's state machine that need no API: which node is next, how far along, what a wait means. Pure. */
+/** The decisions of the upgrade's state machine that need no API: which node is next, how far along, what a wait means, a retry. Pure. */
 public final class UpgradeProgress {
     private UpgradeProgress() {
     }
@@ -27,6 +31,33 @@ public final class UpgradeProgress {
     /** "done/selected", e.g. "3/5"; skipped nodes count as done. */
     public static String progress(List<UpgradeNodeStatus> nodes) {
         return nodes.stream().filter(UpgradeProgress::isFinished).count() + "/" + nodes.size();
+    }
+
+    /**
+     * The user's retry: a value of the retry annotation this upgrade has not acted on yet, on a finished
+     * upgrade, starts it over — planned again from what the nodes report now. An annotation present at
+     * creation is not a retry of anything. Returns the token when it started over.
+     */
+    public static Optional<String> takeRetry(NodeUpgrade upgrade) {
+        NodeUpgradeStatus status = upgrade.getStatus();
+        Map<String, String> annotations = upgrade.getMetadata().getAnnotations();
+        String retry = annotations == null ? null : annotations.get(NodeAnnotations.RETRY);
+        if (status.getPhase() == null) {
+            status.setRetryToken(retry);
+            return Optional.empty();
+        }
+        if (!status.finished() || !retryRequested(retry, status.getRetryToken())) {
+            return Optional.empty();
+        }
+        status.setRetryToken(retry);
+        status.setNodes(new ArrayList<>());
+        status.setStartedAt(null);
+        status.setCompletedAt(null);
+        status.setCurrentNode(null);
+        status.setPhase(NodeUpgradeStatus.Phase.Pending);
+        Conditions.remove(status.getConditions(), Conditions.FAILED);
+        Conditions.remove(status.getConditions(), Conditions.SUCCEEDED);
+        return Optional.of(retry);
     }
 
     /** True when the user's retry annotation carries a value this upgrade has not acted on yet. */

@@ -1,10 +1,5 @@
 package dev.cks.nodeops.audit;
 
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,41 +9,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-import dev.cks.nodeops.common.EventRecorder;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 
 /** Test doubles of the audit's ports. */
 final class AuditFakes {
     private AuditFakes() {
-    }
-
-    /** A clock tests move by hand. */
-    static final class MovingClock extends Clock {
-        private Instant now;
-
-        MovingClock(Instant start) {
-            this.now = start;
-        }
-
-        void advance(Duration duration) {
-            now = now.plus(duration);
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
     }
 
     /**
@@ -100,34 +65,6 @@ final class AuditFakes {
         @Override
         public ClusterNodes read() {
             return current;
-        }
-    }
-
-    record RecordedEvent(String type, String reason, String message) {
-    }
-
-    /** Records events instead of writing them; the shared recorder's writing is tested with it. */
-    static final class RecordingEvents extends EventRecorder {
-        final List<RecordedEvent> events = new ArrayList<>();
-
-        RecordingEvents() {
-            super(null, Clock.systemUTC());
-        }
-
-        @Override
-        public void warning(HasMetadata subject, String reason, String message) {
-            events.add(new RecordedEvent("Warning", reason, message));
-        }
-
-        @Override
-        public void normal(HasMetadata subject, String reason, String message) {
-            events.add(new RecordedEvent("Normal", reason, message));
-        }
-
-        List<RecordedEvent> drain() {
-            List<RecordedEvent> copy = List.copyOf(events);
-            events.clear();
-            return copy;
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.cks.nodeops.audit;
 
+import dev.cks.nodeops.testing.RecordingEvents;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
@@ -110,7 +112,7 @@ class CloudStackAuditSourceTest {
         simulator.destroyVm(worker, false);
         List<NodeView> nodes = simulator.clusterVms(prod.id()).stream()
                 .map(vm -> new NodeView(vm.name(), CREATED)).toList();
-        AuditFakes.RecordingEvents events = new AuditFakes.RecordingEvents();
+        RecordingEvents events = new RecordingEvents();
         AuditPass pass = new AuditPass(Clock.fixed(CREATED.plus(Duration.ofHours(1)), ZoneOffset.UTC), source,
                 () -> ClusterNodes.of(nodes), AuditSettings.DEFAULTS, events, new AuditMetrics(new SimpleMeterRegistry()));
 
@@ -126,7 +128,7 @@ class CloudStackAuditSourceTest {
     void aWorkerDestroyedThenExpungedIsOneFindingAndOneEvent() {
         String worker = prod.vmIds().get(2);
         List<NodeView> nodes = simulator.clusterVms(prod.id()).stream().map(vm -> new NodeView(vm.name(), CREATED)).toList();
-        AuditFakes.RecordingEvents events = new AuditFakes.RecordingEvents();
+        RecordingEvents events = new RecordingEvents();
         AuditPass pass = new AuditPass(Clock.fixed(CREATED.plus(Duration.ofHours(1)), ZoneOffset.UTC), source,
                 () -> ClusterNodes.of(nodes), AuditSettings.DEFAULTS, events, new AuditMetrics(new SimpleMeterRegistry()));
         VMMapAudit audit = AuditFakes.audit(prod.id());

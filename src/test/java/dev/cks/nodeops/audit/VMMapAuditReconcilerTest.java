@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.audit.AuditFakes.FakeCloudStack;
 import dev.cks.nodeops.audit.AuditFakes.FakeNodes;
-import dev.cks.nodeops.audit.AuditFakes.MovingClock;
-import dev.cks.nodeops.audit.AuditFakes.RecordedEvent;
-import dev.cks.nodeops.audit.AuditFakes.RecordingEvents;
+import dev.cks.nodeops.cloudstack.ManualTime;
+import dev.cks.nodeops.testing.RecordingEvents.RecordedEvent;
+import dev.cks.nodeops.testing.RecordingEvents;
 import dev.cks.nodeops.audit.ClusterView.MappedVm;
 import dev.cks.nodeops.audit.VMMapAuditStatus.Phase;
 import dev.cks.nodeops.audit.VmMapFinding.Type;
@@ -30,7 +30,7 @@ class VMMapAuditReconcilerTest {
     private static final String CONTROL = "prod-control-18c2f3a9b0";
     private static final String WORKER = "prod-node-18c2f3a9b1";
 
-    private final MovingClock clock = new MovingClock(START);
+    private final ManualTime clock = new ManualTime(START);
     private final FakeCloudStack cloudStack = new FakeCloudStack();
     private final FakeNodes nodes = new FakeNodes();
     private final RecordingEvents events = new RecordingEvents();
@@ -101,7 +101,7 @@ class VMMapAuditReconcilerTest {
         audit.getMetadata().setResourceVersion("41");
         destroyWorker();
         UpdateControl<VMMapAudit> control = reconcile();
-        assertThat(events.events).hasSize(1);
+        assertThat(events.all()).hasSize(1);
         assertThat(control.isPatchStatus()).isTrue();
         assertThat(control.getResource().orElseThrow().getMetadata().getResourceVersion()).isNull();
     }

@@ -14,6 +14,7 @@ import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.upgrade.ScriptTrust;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
@@ -49,6 +50,8 @@ public final class DemoWalkthrough {
         System.exit(0);
     }
 
+    private static final String UPGRADE_SCRIPT = "#!/bin/sh\nset -e\necho \"kubeadm upgrade $2 to $1\"\n";
+
     private void run() throws Exception {
         List<Node> nodes = client.nodes().list().getItems().stream()
                 .filter(n -> n.getMetadata().getName().startsWith(TestBed.CLUSTER + "-")).toList();
@@ -60,6 +63,8 @@ public final class DemoWalkthrough {
             cloudStack.simulator().addVm(TestBed.CLUSTER + "-node-18c2f3afff", Owner.of(cloudStack.simulator().defaultAccount()));
             Map<String, String> properties = new HashMap<>(cloudStack.operatorProperties());
             properties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
+            // The only script the demo's NodeUpgrade may run, as the chart's upgrade.scripts would list it.
+            properties.put("cks.upgrade.script-sha256", ScriptTrust.sha256(UPGRADE_SCRIPT));
             say("Starting the operator (log: target/operator-demo.log).");
             try (OperatorProcess operator = OperatorProcess.start(bed, "demo", properties);
                     KubeletUpgradeSimulation kubelets = new KubeletUpgradeSimulation(client, TestBed.OPERATOR_NAMESPACE)) {
@@ -144,7 +149,7 @@ public final class DemoWalkthrough {
         say("4/4 NodeUpgrade of the remaining nodes to " + TARGET + ", one at a time, the control-plane node first.");
         client.configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
                 .withNewMetadata().withName("demo-upgrade").endMetadata()
-                .addToData("upgrade.sh", "#!/bin/sh\nset -e\necho \"kubeadm upgrade $2 to $1\"\n").build()).serverSideApply();
+                .addToData("upgrade.sh", UPGRADE_SCRIPT).build()).serverSideApply();
         apply("""
                 apiVersion: nodeops.cks.dev/v1alpha1
                 kind: NodeUpgrade

@@ -1,6 +1,7 @@
 package dev.cks.nodeops.nodes;
 
-import static dev.cks.nodeops.nodes.NodeReadinessTest.node;
+import dev.cks.nodeops.testing.TestNodes;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
@@ -12,12 +13,11 @@ class CordonTest {
     private static final String US = "ScaleDown/shrink";
 
     private static Node with(boolean unschedulable, String cordonedBy) {
-        Node node = node("w-1", "True", "v1.35.4");
-        node.getSpec().setUnschedulable(unschedulable);
-        if (cordonedBy != null) {
-            node.getMetadata().setAnnotations(new java.util.HashMap<>(java.util.Map.of(NodeAnnotations.CORDONED_BY, cordonedBy)));
+        TestNodes.Builder node = TestNodes.node("w-1");
+        if (unschedulable) {
+            node.unschedulable();
         }
-        return node;
+        return cordonedBy == null ? node.build() : node.annotation(NodeAnnotations.CORDONED_BY, cordonedBy).build();
     }
 
     @Test

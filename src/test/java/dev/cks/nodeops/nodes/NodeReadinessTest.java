@@ -1,5 +1,7 @@
 package dev.cks.nodeops.nodes;
 
+import dev.cks.nodeops.testing.TestNodes;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
@@ -9,13 +11,7 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 
 class NodeReadinessTest {
     static Node node(String name, String ready, String version) {
-        NodeBuilder node = new NodeBuilder().withNewMetadata().withName(name).endMetadata().withNewSpec().endSpec()
-                .withNewStatus().withNewNodeInfo().withKubeletVersion(version).endNodeInfo().endStatus();
-        if (ready != null) {
-            node.editStatus().addNewCondition().withType("MemoryPressure").withStatus("False").endCondition()
-                    .addNewCondition().withType("Ready").withStatus(ready).endCondition().endStatus();
-        }
-        return node.build();
+        return TestNodes.node(name).ready(ready).version(version).build();
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
@@ -34,6 +35,16 @@ class ScaleDownIT extends ScaleDownScenario {
 
     ScaleDownIT() {
         super("sdc", "CloudManaged");
+    }
+
+    /** A worker with two pods of a Deployment whose PDB (minAvailable 2) allows no disruption: its drain is blocked until the PDB goes. */
+    private String workerHeldByABudget() {
+        String worker = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.budget("web-pdb", "web", 2, null);
+        pool.awaitReadyPods("web", 2);
+        pool.awaitBudget("web-pdb", 2, 2);
+        return worker;
     }
 
     @Test
@@ -73,11 +84,7 @@ class ScaleDownIT extends ScaleDownScenario {
 
     @Test
     void pdbBlockingTheSecondNodeRollsBackAndLeavesTheNodeCordonedBeforeCordoned() {
-        String blocked = world.addWorker(pool);
-        pool.deployment("web", 2, false);
-        pool.budget("web-pdb", "web", 2, null);
-        pool.awaitReadyPods("web", 2);
-        pool.awaitBudget("web-pdb", 2, 2);
+        String blocked = workerHeldByABudget();
         String cordonedBefore = world.addWorker(pool);
         pool.cordon(cordonedBefore);
         world.addWorker(pool);
@@ -87,7 +94,7 @@ class ScaleDownIT extends ScaleDownScenario {
 
         String message = ScaleDownBed.condition(rolledBack, Conditions.ROLLED_BACK).getMessage();
         assertThat(message).contains("node " + blocked).contains("pdb " + pool.namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed");
-        assertThat(ScaleDownBed.condition(rolledBack, ScaleDownReconciler.PREFLIGHT_CONDITION))
+        assertThat(ScaleDownBed.condition(rolledBack, dev.cks.nodeops.operation.PreflightGate.CONDITION))
                 .as("preflight (Warn) predicted the block and the scale-down went on")
                 .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"))
                 .satisfies(c -> assertThat(c.getMessage()).contains(pool.namespace + "/web-pdb"));
@@ -99,6 +106,31 @@ class ScaleDownIT extends ScaleDownScenario {
         assertThat(rolledBack.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getName, ScaleDownNodeStatus::getPhase)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(cordonedBefore, Phase.Drained), org.assertj.core.groups.Tuple.tuple(blocked, Phase.Failed));
         assertThat(rolledBack.getStatus().getNodes().get(0).getCordonedByUs()).isFalse();
+    }
+
+    @Test
+    void aDrainHeldByAPdbShowsThePdbAndItsNumbersWhileItBlocksAndCarriesOnWhenItIsGone() {
+        String held = workerHeldByABudget();
+        world.addWorker(pool);
+
+        world.create(name, List.of(held), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(120, 0));
+        String numbers = "pdb " + pool.namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed";
+        ScaleDown blocked = world.await(name, "blocked", sd -> sd.getStatus() != null && sd.getStatus().getMessage() != null
+                && sd.getStatus().getMessage().contains("blocked for"), WITHIN);
+
+        assertThat(ScaleDownBed.condition(blocked, Conditions.PROGRESSING).getMessage()).contains("Draining node " + held).contains(numbers);
+        Awaitility.await("a DrainBlocked Warning event").atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(world.bed.eventsOf(name))
+                .anySatisfy(e -> {
+                    assertThat(e.getType()).isEqualTo("Warning");
+                    assertThat(e.getReason()).isEqualTo("DrainBlocked");
+                    assertThat(e.getMessage()).contains(held).contains(numbers);
+                }));
+        assertThat(world.metrics().lines()).anyMatch(l -> l.startsWith("cks_drain_blocked{") && l.contains("name=\"" + name + "\"")
+                && l.contains("node=\"" + held + "\"") && l.endsWith(" 1.0"));
+
+        world.client.policy().v1().podDisruptionBudget().inNamespace(pool.namespace).withName("web-pdb").delete();
+        world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+        assertThat(world.bed.eventsOf(name)).filteredOn(e -> "DrainBlocked".equals(e.getReason())).as("announced once").hasSize(1);
     }
 
     @Test
@@ -207,6 +239,37 @@ class ScaleDownIT extends ScaleDownScenario {
                     .isEqualTo(node.equals(locked) ? java.util.Set.of(NodeAnnotations.LOCK) : java.util.Set.of());
         }
         assertThat(world.operatorAnnotations(locked)).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/to-1-36");
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
+    void refusesAClusterInAlertOrWithAutoscalingBeforeCordoningAnything() {
+        String node = world.addWorker(pool);
+        world.addWorker(pool);
+        String clusterId = world.fixture.cluster().id();
+        Map<String, Runnable> cases = new java.util.LinkedHashMap<>();
+        // CloudStack scales no cluster in Alert (KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters).
+        cases.put("is in state Alert", () -> world.simulator().setClusterState(clusterId, "Alert"));
+        // CloudStack would scale one with autoscaling on, but its autoscaler owns the size.
+        cases.put("has autoscaling enabled (1 to 5 workers)", () -> {
+            world.simulator().setClusterState(clusterId, "Running");
+            world.simulator().setAutoscaling(clusterId, true, 1L, 5L);
+        });
+        try {
+            cases.forEach((why, setUp) -> {
+                setUp.run();
+                String refused = name + "-" + Math.abs(why.hashCode() % 10000);
+                world.create(refused, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+                ScaleDown result = world.awaitPhase(refused, ScaleDownStatus.Phase.Failed, WITHIN);
+                assertThat(ScaleDownBed.condition(result, Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+                assertThat(ScaleDownBed.condition(result, Conditions.ACCEPTED).getMessage()).contains(why);
+                assertThat(world.isUnschedulable(node)).as("not cordoned when %s", why).isFalse();
+                assertThat(world.operatorAnnotations(node)).as("not locked when %s", why).isEmpty();
+                world.delete(refused);
+            });
+        } finally {
+            world.simulator().setAutoscaling(clusterId, false, null, null);
+        }
         assertThat(world.cloudStackWrites()).isEmpty();
     }
 

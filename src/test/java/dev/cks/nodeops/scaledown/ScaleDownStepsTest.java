@@ -23,20 +23,6 @@ class ScaleDownStepsTest {
     }
 
     @Test
-    void rollbackUncordonsOnlyWhatThisOperationCordonedAndNothingRemoved() {
-        List<ScaleDownNodeStatus> nodes = List.of(
-                node("ours", Phase.Drained, true),
-                node("before", Phase.Cordoned, false),
-                node("failed", Phase.Failed, true),
-                node("down", Phase.SkippedDown, null),
-                node("removed", Phase.Drained, true));
-        nodes.get(4).setVmId("vm-removed");
-
-        assertThat(ScaleDownSteps.toUncordon(nodes, Set.of("vm-removed"))).extracting(ScaleDownNodeStatus::getName)
-                .containsExactly("ours", "failed");
-    }
-
-    @Test
     void progressCountsOnlyNodesThatNeedADrain() {
         ScaleDownNodeStatus down = node("down", Phase.SkippedDown, null);
         down.setDownReason("its VM is stopped");

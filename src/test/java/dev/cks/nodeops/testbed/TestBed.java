@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -218,6 +217,11 @@ public final class TestBed implements AutoCloseable {
         Node node = client.getKubernetesSerialization().unmarshal(manifest, Node.class);
         client.nodes().resource(node).create();
         return client.nodes().withName(name).waitUntilCondition(TestBed::isReady, 60, TimeUnit.SECONDS);
+    }
+
+    /** The events of one of our cluster-scoped CRs (they live in the default namespace), oldest first. */
+    public List<io.fabric8.kubernetes.api.model.Event> eventsOf(String involvedName) {
+        return client().v1().events().inNamespace("default").withField("involvedObject.name", involvedName).list().getItems();
     }
 
     public static boolean isReady(Node node) {

@@ -9,65 +9,45 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
+import dev.cks.nodeops.audit.VMMapAudit;
+import dev.cks.nodeops.audit.VMMapAuditSpec;
+import dev.cks.nodeops.audit.VMMapAuditStatus;
+import dev.cks.nodeops.audit.VmMapFinding;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.testbed.CloudStackFixture;
-import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
-import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import org.awaitility.Awaitility;
 
 /** The CKS way: the version's binaries ISO attached to each VM around a Job running CKS's node script, against the CloudStack simulator. */
-@ExtendWith(TestBedExtension.class)
-class NodeUpgradeCloudStackIsoIT {
-    private static TestBed testBed;
-    private static CloudStackFixture cloudStack;
-    private static SimulatedVersion version;
-    private static KubeletUpgradeSimulation kubelets;
-    private static OperatorProcess operator;
-    private UpgradeBed bed;
+class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
+    private CloudStackFixture cloudStack;
+    private SimulatedVersion version;
 
-    @BeforeAll
-    static void start(TestBed shared) {
-        testBed = shared;
+    NodeUpgradeCloudStackIsoIT() {
+        super("nuiso");
+    }
+
+    @Override
+    protected Map<String, String> prepare(TestBed shared) {
         // The CKS cluster's VM map gets each test's nodes as they are created.
         cloudStack = CloudStackFixture.forNodes(shared, "nuiso", "CloudManaged", List.of());
         version = cloudStack.simulator().addSupportedVersion("1.35.9");
-        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
-        operator = OperatorProcess.start(shared, "nodeupgrade-iso-it", cloudStack.operatorProperties());
+        return cloudStack.operatorProperties();
     }
 
-    @AfterAll
-    static void stop() {
-        if (operator != null) {
-            operator.close();
-        }
-        if (kubelets != null) {
-            kubelets.close();
-        }
+    @Override
+    protected void finish() {
         if (cloudStack != null) {
             cloudStack.close();
         }
-    }
-
-    @BeforeEach
-    void setUp(TestInfo test) {
-        bed = new UpgradeBed(testBed, "nuiso", "iso-" + test.getTestMethod().orElseThrow().getName().toLowerCase().substring(0, 16));
-    }
-
-    @AfterEach
-    void tearDown() {
-        bed.cleanUp();
     }
 
     private String node(boolean controlPlane) {
@@ -144,7 +124,51 @@ class NodeUpgradeCloudStackIsoIT {
         bed.assertReleased(worker, false);
     }
 
-    private static Job job(String name) {
+    @Test
+    void cloudStacksRecordOfTheNodesVersionIsReportedStaleAfterTheUpgradeAndNotBefore() {
+        String worker = node(false);
+        String vm = cloudStack.vmId(worker);
+        VMMapAudit audit = new VMMapAudit();
+        audit.setMetadata(new ObjectMetaBuilder().withName("nuiso-record").build());
+        VMMapAuditSpec spec = new VMMapAuditSpec();
+        spec.setClusterId(cloudStack.cluster().id());
+        spec.setIntervalSeconds(30);
+        spec.setGracePeriodSeconds(0);
+        audit.setSpec(spec);
+        Resource<VMMapAudit> audits = testBed.client().resources(VMMapAudit.class).withName("nuiso-record");
+        try {
+            testBed.client().resource(audit).create();
+            assertThat(staleRecords(auditRun(audits, 1))).as("before the upgrade CloudStack's record is right").isEmpty();
+
+            bed.create("nu-iso-record", iso(), s -> { });
+            bed.await("nu-iso-record", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+            long generation = audits.edit(a -> {
+                a.getSpec().setIntervalSeconds(31);
+                return a;
+            }).getMetadata().getGeneration();
+
+            assertThat(staleRecords(auditRun(audits, generation))).singleElement().satisfies(finding -> {
+                assertThat(finding.getVmId()).isEqualTo(vm);
+                assertThat(finding.getNode()).isEqualTo(worker);
+                assertThat(finding.getMessage()).contains("runs Kubernetes " + TARGET + ", but CloudStack records " + FROM.substring(1));
+            });
+            assertThat(cloudStack.simulator().vm(vm).nodeVersion()).as("the audit changes nothing").isEqualTo(FROM.substring(1));
+        } finally {
+            audits.delete();
+        }
+    }
+
+    private static VMMapAuditStatus auditRun(Resource<VMMapAudit> audit, long generation) {
+        return Awaitility.await("the audit run for generation " + generation).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                .until(() -> audit.get().getStatus(), status -> status != null && status.getObservedGeneration() != null
+                        && status.getObservedGeneration() >= generation && status.getLastRun() != null);
+    }
+
+    private static List<VmMapFinding> staleRecords(VMMapAuditStatus status) {
+        return status.getFindings().stream().filter(f -> f.getType() == VmMapFinding.Type.VersionRecordStale).toList();
+    }
+
+    private Job job(String name) {
         return testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(name).get();
     }
 }

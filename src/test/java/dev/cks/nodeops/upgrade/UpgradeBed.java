@@ -111,7 +111,7 @@ final class UpgradeBed {
 
     /** Events the operator recorded on a NodeUpgrade (they live in the default namespace). */
     List<io.fabric8.kubernetes.api.model.Event> events(String nodeUpgrade) {
-        return client.v1().events().inNamespace("default").withField("involvedObject.name", nodeUpgrade).list().getItems();
+        return bed.eventsOf(nodeUpgrade);
     }
 
     /**

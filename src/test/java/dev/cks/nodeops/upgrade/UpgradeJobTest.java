@@ -15,7 +15,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 class UpgradeJobTest {
     private static UpgradeJob.Request request(String attempt) {
         return new UpgradeJob.Request("cks-node-operator", "to-1-33", "uid-1", "prod-node-18c2f3a9b1", attempt, Action.Node, "v1.33.4",
-                "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"));
+                "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
     }
 
     @Test
@@ -86,7 +86,7 @@ class UpgradeJobTest {
         String longNode = "n".repeat(40) + "." + "zone-a.".repeat(20) + "example.internal";
         String otherLongNode = longNode.replace("zone-a", "zone-b");
         UpgradeJob.Request request = new UpgradeJob.Request("cks-node-operator", "u".repeat(200), "uid-1", longNode, null, Action.Node,
-                "v1.33.4", "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"));
+                "v1.33.4", "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
         Job job = UpgradeJob.build(request);
 
         assertThat(job.getMetadata().getLabels().values()).allSatisfy(v -> assertThat(v).hasSizeLessThanOrEqualTo(63)

@@ -1,6 +1,6 @@
 package dev.cks.nodeops.upgrade;
 
-import static dev.cks.nodeops.upgrade.TestNodes.node;
+import static dev.cks.nodeops.testing.TestNodes.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;

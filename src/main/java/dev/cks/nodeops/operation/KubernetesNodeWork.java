@@ -1,0 +1,135 @@
+package dev.cks.nodeops.operation;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import dev.cks.nodeops.drain.DrainClient;
+import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.DrainPreflight;
+import dev.cks.nodeops.drain.DrainResult;
+import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.EvictionListener;
+import dev.cks.nodeops.drain.NodeDrainer;
+import dev.cks.nodeops.drain.PodFilters;
+import dev.cks.nodeops.drain.PodVerdict;
+import dev.cks.nodeops.drain.PreflightPrediction;
+import dev.cks.nodeops.nodes.Cordon;
+import dev.cks.nodeops.nodes.CordonRecord;
+import dev.cks.nodeops.nodes.NodeLock;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+/** {@link NodeWork} on the API server. */
+public final class KubernetesNodeWork implements NodeWork {
+    private final KubernetesClient client;
+    private final Supplier<List<Node>> allNodes;
+    private final Function<String, Optional<Node>> oneNode;
+    private final Cordon cordons;
+    private final NodeLock locks;
+    private final NodeDrainer drainer;
+    private final DrainPreflight preflight;
+
+    /**
+     * @param allNodes how nodes are read: from the API, or from an informer's cache when the operation watches Nodes
+     */
+    public KubernetesNodeWork(KubernetesClient client, EvictionListener evictions, Supplier<List<Node>> allNodes,
+            Function<String, Optional<Node>> oneNode) {
+        this.client = client;
+        this.allNodes = allNodes;
+        this.oneNode = oneNode;
+        this.cordons = new Cordon(client);
+        this.locks = new NodeLock(client);
+        KubernetesClient drainClient = DrainClient.from(client);
+        this.drainer = new NodeDrainer(drainClient, evictions);
+        this.preflight = new DrainPreflight(drainClient);
+    }
+
+    /** Nodes read from the API server on every call. */
+    public static KubernetesNodeWork readingFromApi(KubernetesClient client, EvictionListener evictions) {
+        return new KubernetesNodeWork(client, evictions, () -> client.nodes().list().getItems(),
+                name -> Optional.ofNullable(client.nodes().withName(name).get()));
+    }
+
+    @Override
+    public List<Node> nodes() {
+        return allNodes.get();
+    }
+
+    @Override
+    public Optional<Node> node(String name) {
+        return oneNode.apply(name);
+    }
+
+    @Override
+    public NodeLock.Outcome lock(String node, String owner) {
+        return locks.acquire(node, owner);
+    }
+
+    @Override
+    public Cordoning cordon(String node, String owner) {
+        CordonRecord record;
+        try {
+            record = cordons.cordon(node, owner);
+        } catch (KubernetesClientException e) {
+            if (isLasting(e)) {
+                return new NotCordoned("Node " + node + " could not be cordoned: " + e.getMessage());
+            }
+            throw e;
+        }
+        return record.unschedulable() ? new Cordoned(record)
+                : new NotCordoned(record.note().isEmpty() ? "Node " + node + " could not be cordoned." : record.note());
+    }
+
+    /** Refusals that a retry would get again (forbidden, invalid); anything else may pass and is retried. */
+    private static boolean isLasting(KubernetesClientException e) {
+        int code = e.getCode();
+        return code == 400 || code == 403 || code == 404 || code == 422;
+    }
+
+    @Override
+    public DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+        return drainer.step(node, options, state, deadline, now);
+    }
+
+    @Override
+    public boolean release(String node, String owner, boolean uncordon) {
+        boolean uncordoned = uncordon && cordons.uncordon(node, owner);
+        locks.release(node, owner);
+        return uncordoned;
+    }
+
+    @Override
+    public void delete(String node) {
+        client.nodes().withName(node).delete();
+    }
+
+    @Override
+    public PreflightPrediction.Report preflight(List<String> nodes, DrainOptions options, Instant now) {
+        try {
+            return preflight.check(nodes, options, now);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KubernetesClientException("interrupted during the drain preflight");
+        }
+    }
+
+    @Override
+    public Map<String, Integer> evictablePods(DrainOptions options, Instant now) {
+        PodFilters filters = PodFilters.forOptions(options, now);
+        Map<String, Integer> evictable = new LinkedHashMap<>();
+        for (Pod pod : client.pods().inAnyNamespace().list().getItems()) {
+            String node = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+            if (node != null && pod.getMetadata().getDeletionTimestamp() == null && filters.verdict(pod).action() == PodVerdict.Action.EVICT) {
+                evictable.merge(node, 1, Integer::sum);
+            }
+        }
+        return evictable;
+    }
+}

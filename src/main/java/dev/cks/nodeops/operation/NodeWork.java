@@ -1,0 +1,69 @@
+package dev.cks.nodeops.operation;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.DrainResult;
+import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.PreflightPrediction;
+import dev.cks.nodeops.nodes.CordonRecord;
+import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.nodes.NodeProgress;
+import io.fabric8.kubernetes.api.model.Node;
+
+/**
+ * Everything a node operation reads of and does to nodes, behind one port: {@link KubernetesNodeWork}
+ * on the API server, a fake in the reconcilers' unit tests. API errors that may pass (5xx, a dropped
+ * connection) are thrown and the reconcile is retried; answers that will not change are typed results.
+ */
+public interface NodeWork {
+    List<Node> nodes();
+
+    Optional<Node> node(String name);
+
+    /** Takes the node's lock for the owner ({@code <Kind>/<name>}); idempotent. */
+    NodeLock.Outcome lock(String node, String owner);
+
+    /** Cordons the node for the owner, recording on the node that the owner did; idempotent. */
+    Cordoning cordon(String node, String owner);
+
+    /** The result of cordoning: the record of who cordoned it, or why it could not be cordoned. */
+    sealed interface Cordoning {
+    }
+
+    record Cordoned(CordonRecord record) implements Cordoning {
+    }
+
+    record NotCordoned(String reason) implements Cordoning {
+    }
+
+    /** One bounded drain step (see {@code NodeDrainer.step}). */
+    DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now);
+
+    /**
+     * Gives the node back: uncordons it when asked and the node's own annotation says this owner
+     * cordoned it (never a node cordoned before), then releases the owner's lock.
+     *
+     * @return true when this call uncordoned the node
+     */
+    boolean release(String node, String owner, boolean uncordon);
+
+    /** Deletes the Node object ({@code kubectl delete node --ignore-not-found}). */
+    void delete(String node);
+
+    /** Dry-run evictions of what draining these nodes would evict, and the budgets' status; changes nothing. */
+    PreflightPrediction.Report preflight(List<String> nodes, DrainOptions options, Instant now);
+
+    /** Per node, how many pods a drain with these options would evict. */
+    Map<String, Integer> evictablePods(DrainOptions options, Instant now);
+
+    /** One drain step of a node of an operation: its stored drain state is carried on and replaced. */
+    default DrainTick drainTick(NodeProgress node, DrainOptions options, Instant deadline, Instant now) {
+        DrainResult result = drain(node.getName(), options, node.getDrain(), deadline, now);
+        node.setDrain(result.state());
+        return DrainTick.of(node.getName(), result, options, now);
+    }
+}

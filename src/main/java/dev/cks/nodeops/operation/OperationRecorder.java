@@ -1,0 +1,235 @@
+package dev.cks.nodeops.operation;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.function.Supplier;
+
+import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.EventRecorder;
+import dev.cks.nodeops.common.OperationMetrics;
+import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.BlockedByReport;
+import dev.cks.nodeops.drain.DrainResult;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+
+/**
+ * The one writer of what users see of a node operation, one per kind: conditions, the phase of the
+ * kit's stages, the one-line message, events and metrics. Every acceptance, refusal, wait, drain tick
+ * and end of an operation goes through here, so ScaleDown and NodeUpgrade say the same things the
+ * same way (docs/architecture.md lists the decisions).
+ */
+public final class OperationRecorder {
+    /** Event reasons both kinds use; the end of an operation is announced under its final phase (Succeeded, RolledBack, Failed). */
+    public static final String ACCEPTED = "Accepted";
+    public static final String REFUSED = "Refused";
+    public static final String INVALID_SPEC = "InvalidSpec";
+    public static final String WAITING = "Waiting";
+    public static final String RETRYING = "Retrying";
+    public static final String CORDONED = "Cordoned";
+    public static final String DRAINING = "Draining";
+    public static final String NODE_DRAINED = "NodeDrained";
+    public static final String DRAIN_BLOCKED = "DrainBlocked";
+    public static final String UNCORDONED = "Uncordoned";
+
+    private final String kind;
+    private final EventRecorder events;
+    private final OperationMetrics metrics;
+
+    public OperationRecorder(String kind, EventRecorder events, OperationMetrics metrics) {
+        this.kind = kind;
+        this.events = events;
+        this.metrics = metrics;
+    }
+
+    public String kind() {
+        return kind;
+    }
+
+    /**
+     * One reconcile of an operation: a spec with problems (rules the schema cannot express) is refused
+     * like any other refusal, else it is {@code Accepted=True} (reason {@code Valid}, until planning says
+     * {@code Planned} or refuses) and the kind's step runs; the phase gauge is published after either.
+     */
+    public <R extends CustomResource<?, ? extends NodeOperationStatus>> UpdateControl<R> step(R resource, List<String> problems, Instant now,
+            Supplier<Step> step) {
+        resource.getStatus().setObservedGeneration(resource.getMetadata().getGeneration());
+        Step next;
+        if (problems.isEmpty()) {
+            if (Conditions.find(resource.getStatus().getConditions(), Conditions.ACCEPTED).isEmpty()) {
+                // Valid until planning accepts it (reason Planned, with an event) or refuses it.
+                Conditions.set(resource.getStatus().getConditions(), Conditions.ACCEPTED, true, "Valid", "The spec is valid; the operation is planned next.",
+                        generation(resource), now);
+            }
+            next = step.get();
+        } else {
+            invalid(resource, String.join("; ", problems), now);
+            next = Step.finished();
+        }
+        publish(resource);
+        return next.toControl(resource);
+    }
+
+    /** The spec breaks a rule the schema cannot express: refused like any other refusal. */
+    public void invalid(CustomResource<?, ? extends NodeOperationStatus> resource, String problems, Instant now) {
+        refused(resource, INVALID_SPEC, problems, now);
+    }
+
+    /** Refused before anything was touched: {@code Accepted=False}, phase Failed. */
+    public void refused(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        Conditions.set(status.getConditions(), Conditions.ACCEPTED, false, reason, message, generation(resource), now);
+        if (Conditions.find(status.getConditions(), Conditions.PROGRESSING).isPresent()) {
+            Conditions.set(status.getConditions(), Conditions.PROGRESSING, false, reason, firstLine(message), generation(resource), now);
+        }
+        end(resource, Stage.FAILED, message, now);
+        events.warning(resource, reason, message);
+    }
+
+    /** The operation may go ahead; the event is sent once, when acceptance is new. */
+    public void accepted(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        boolean already = Conditions.find(status.getConditions(), Conditions.ACCEPTED)
+                .map(c -> "True".equals(c.getStatus()) && reason.equals(c.getReason())).orElse(false);
+        Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, reason, message, generation(resource), now);
+        if (!already) {
+            events.normal(resource, ACCEPTED, message);
+        }
+    }
+
+    /** Work goes on; a wait that was under way ends (the Waiting condition is removed). */
+    public void progressing(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        Conditions.set(status.getConditions(), Conditions.PROGRESSING, true, reason, message, generation(resource), now);
+        status.setMessage(firstLine(message));
+        if (Conditions.find(status.getConditions(), Conditions.WAITING).isPresent()) {
+            Conditions.remove(status.getConditions(), Conditions.WAITING);
+            status.enter(Stage.RUNNING);
+        }
+    }
+
+    /** Nothing can be done now; a Normal event when the reason is new, not on every look. */
+    public void waiting(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        if (setWaiting(resource, reason, message, now)) {
+            events.normal(resource, WAITING, message);
+        }
+        status.enter(Stage.WAITING);
+    }
+
+    /**
+     * A step failed with an exception (the API server gone, a bug) and JOSDK retries it with backoff: the
+     * error is in status while it lasts (the phase stays), and a Warning event marks where such a streak begins.
+     */
+    public <R extends CustomResource<?, ? extends NodeOperationStatus>> ErrorStatusUpdateControl<R> retrying(R resource, Exception error,
+            Instant now) {
+        if (resource.getStatus() == null) {
+            return ErrorStatusUpdateControl.noStatusUpdate();
+        }
+        String message = BlockedByReport.tail("The last step failed and is tried again with backoff: " + error.getMessage());
+        if (setWaiting(resource, RETRYING, message, now)) {
+            events.warning(resource, RETRYING, message);
+        }
+        return ErrorStatusUpdateControl.patchStatus(resource);
+    }
+
+    private boolean setWaiting(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        boolean newReason = Conditions.find(status.getConditions(), Conditions.WAITING).map(c -> !reason.equals(c.getReason())).orElse(true);
+        Conditions.set(status.getConditions(), Conditions.WAITING, true, reason, message, generation(resource), now);
+        status.setMessage(firstLine(message));
+        return newReason;
+    }
+
+    /**
+     * The end of the operation: its final phase, the terminal condition, Progressing=False, no Waiting,
+     * an event (Normal for Succeeded, Warning otherwise) and the outcome counted once.
+     */
+    public void finished(CustomResource<?, ? extends NodeOperationStatus> resource, Stage stage, String conditionType, String reason,
+            String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        Conditions.set(status.getConditions(), conditionType, true, reason, message, generation(resource), now);
+        end(resource, stage, message, now);
+        Conditions.set(status.getConditions(), Conditions.PROGRESSING, false, status.phaseName(), firstLine(message), generation(resource), now);
+        if (stage == Stage.SUCCEEDED) {
+            events.normal(resource, status.phaseName(), message);
+        } else {
+            events.warning(resource, status.phaseName(), message);
+        }
+    }
+
+    private void end(CustomResource<?, ? extends NodeOperationStatus> resource, Stage stage, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        Conditions.remove(status.getConditions(), Conditions.WAITING);
+        status.enter(stage);
+        status.setCompletedAt(Timestamps.format(now));
+        status.setCurrentNode(null);
+        status.setMessage(firstLine(message));
+        metrics.finished(kind, status.phaseName());
+    }
+
+    /**
+     * A drain step of one node: the progress line (with the budgets holding pods and their numbers) in
+     * Progressing and the message, the drain-blocked metric, and a Warning event when the drain
+     * becomes blocked or its cause changes.
+     */
+    public void drainTick(CustomResource<?, ? extends NodeOperationStatus> resource, String node, DrainTick tick, Instant now) {
+        metrics.drainBlocked(kind, resource.getMetadata().getName(), node, tick.blocked());
+        if (tick.outcome() == DrainResult.Outcome.IN_PROGRESS) {
+            progressing(resource, DRAINING, tick.progress(), now);
+        }
+        tick.announcement().ifPresent(text -> events.warning(resource, DRAIN_BLOCKED, text));
+    }
+
+    /** The node's drain is over (finished, rolled back, released): it no longer counts as blocked. */
+    public void drainOver(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
+        metrics.drainBlocked(kind, resource.getMetadata().getName(), node, false);
+    }
+
+    /** The preflight's prediction as the {@value PreflightGate#CONDITION} condition, and a Warning event when a block is predicted. */
+    public void preflight(CustomResource<?, ? extends NodeOperationStatus> resource, PreflightGate.Proceed verdict, Instant now) {
+        if (verdict.prediction() == null) {
+            return;
+        }
+        String described = verdict.prediction().describe();
+        Conditions.set(resource.getStatus().getConditions(), PreflightGate.CONDITION, verdict.warn(),
+                verdict.warn() ? "BlockPredicted" : "NoBlockPredicted", described, generation(resource), now);
+        if (verdict.warn()) {
+            events.warning(resource, PreflightGate.CONDITION, described + "\nspec.preflight is Warn: the operation goes on.");
+        }
+    }
+
+    public void event(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message) {
+        events.normal(resource, reason, message);
+    }
+
+    public void warning(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message) {
+        events.warning(resource, reason, message);
+    }
+
+    public void nodeStep(String step, java.time.Duration took) {
+        metrics.nodeStep(kind, step, took);
+    }
+
+    /** At the end of every reconcile: the phase gauge. */
+    public void publish(CustomResource<?, ? extends NodeOperationStatus> resource) {
+        String phase = resource.getStatus() == null ? null : resource.getStatus().phaseName();
+        if (phase != null) {
+            metrics.phase(kind, resource.getMetadata().getName(), phase);
+        }
+    }
+
+    /** The operation was deleted: its metric series go. */
+    public void forget(CustomResource<?, ? extends NodeOperationStatus> resource) {
+        metrics.forget(kind, resource.getMetadata().getName());
+    }
+
+    public static String firstLine(String text) {
+        return text == null ? "" : text.lines().findFirst().orElse("");
+    }
+
+    private static Long generation(CustomResource<?, ?> resource) {
+        return resource.getMetadata().getGeneration();
+    }
+}

@@ -1,0 +1,93 @@
+package dev.cks.nodeops.upgrade;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.jboss.logging.Logger;
+
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+/** The upgrade Jobs and their script, behind a port: on the API server here, a fake in the reconciler's unit tests. */
+interface UpgradeJobs {
+    Optional<Job> find(String namespace, String name);
+
+    /** Creates the Job; one that exists already (created by a run that stopped before recording it) is left as it is. */
+    void create(Job job);
+
+    /** The end of the log of the Job's newest pod; empty when there is none or it cannot be read. */
+    String logTail(String namespace, String jobName);
+
+    /** The data of a ConfigMap in the operator's namespace; empty when it does not exist. */
+    Optional<Map<String, String>> configMapData(String namespace, String name);
+
+    /** Writes the script ConfigMap, so it always matches the running operator. */
+    void writeScript(String namespace, String configMap, String key, String content);
+
+    static UpgradeJobs on(KubernetesClient client) {
+        return new OnApiServer(client);
+    }
+
+    final class OnApiServer implements UpgradeJobs {
+        private static final Logger LOG = Logger.getLogger(UpgradeJobs.class);
+        private static final int LOG_LINES = 60;
+        private final KubernetesClient client;
+
+        OnApiServer(KubernetesClient client) {
+            this.client = client;
+        }
+
+        @Override
+        public Optional<Job> find(String namespace, String name) {
+            return Optional.ofNullable(client.batch().v1().jobs().inNamespace(namespace).withName(name).get());
+        }
+
+        @Override
+        public void create(Job job) {
+            try {
+                client.batch().v1().jobs().inNamespace(job.getMetadata().getNamespace()).resource(job).create();
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409) {
+                    throw e;
+                }
+            }
+        }
+
+        @Override
+        public String logTail(String namespace, String jobName) {
+            try {
+                List<Pod> pods = client.pods().inNamespace(namespace).withLabel("job-name", jobName).list().getItems();
+                Optional<Pod> newest = pods.stream().max(Comparator.comparing(p -> p.getMetadata().getCreationTimestamp()));
+                if (newest.isEmpty()) {
+                    return "";
+                }
+                String log = client.pods().inNamespace(namespace).withName(newest.get().getMetadata().getName()).tailingLines(LOG_LINES).getLog();
+                return log == null ? "" : log;
+            } catch (KubernetesClientException e) {
+                // The Job's own reason still says why it failed.
+                LOG.debugf("no log for Job %s/%s: %s", namespace, jobName, e.getMessage());
+                return "";
+            }
+        }
+
+        @Override
+        public Optional<Map<String, String>> configMapData(String namespace, String name) {
+            return Optional.ofNullable(client.configMaps().inNamespace(namespace).withName(name).get())
+                    .map(configMap -> configMap.getData() == null ? Map.<String, String>of() : configMap.getData());
+        }
+
+        @Override
+        public void writeScript(String namespace, String configMap, String key, String content) {
+            client.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
+                    .withNewMetadata().withName(configMap).withNamespace(namespace)
+                    .addToLabels("app.kubernetes.io/managed-by", "cks-node-operator").endMetadata()
+                    .addToData(key, content)
+                    .build()).createOr(existing -> existing.update());
+        }
+    }
+}

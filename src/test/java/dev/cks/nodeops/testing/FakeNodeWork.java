@@ -1,0 +1,203 @@
+package dev.cks.nodeops.testing;
+
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.BiFunction;
+
+import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.drain.BlockedByReport.BudgetHold;
+import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.DrainResult;
+import dev.cks.nodeops.drain.DrainResult.Outcome;
+import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.PreflightPrediction;
+import dev.cks.nodeops.nodes.Cordon;
+import dev.cks.nodeops.nodes.CordonRecord;
+import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.operation.NodeWork;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+/**
+ * Nodes in memory, with the lock and cordon rules of the real ones (annotations on the node decide),
+ * drains that answer what a test scripted, and a log of every call in order.
+ */
+public final class FakeNodeWork implements NodeWork {
+    private final Map<String, Node> nodes = new LinkedHashMap<>();
+    private final Map<String, Deque<BiFunction<DrainState, Instant, DrainResult>>> drains = new HashMap<>();
+    private final Map<String, RuntimeException> cordonErrors = new HashMap<>();
+    private final Map<String, String> cordonRefusals = new HashMap<>();
+    public final List<String> calls = new ArrayList<>();
+    public Map<String, Integer> evictable = new HashMap<>();
+    public PreflightPrediction.Report prediction = new PreflightPrediction.Report(Map.of(), List.of());
+
+    public FakeNodeWork add(Node node) {
+        nodes.put(node.getMetadata().getName(), node);
+        return this;
+    }
+
+    public Node get(String name) {
+        return nodes.get(name);
+    }
+
+    public boolean isCordoned(String name) {
+        return NodeReadiness.isUnschedulable(nodes.get(name));
+    }
+
+    /** Annotations this operator writes that a node still carries. */
+    public Map<String, String> ours(String name) {
+        Map<String, String> ours = new LinkedHashMap<>();
+        Map<String, String> annotations = nodes.get(name).getMetadata().getAnnotations();
+        for (String key : List.of(NodeAnnotations.LOCK, NodeAnnotations.CORDONED_BY)) {
+            if (annotations.containsKey(key)) {
+                ours.put(key, annotations.get(key));
+            }
+        }
+        return ours;
+    }
+
+    /** The next drain step of this node answers this. */
+    public FakeNodeWork thenDrain(String node, BiFunction<DrainState, Instant, DrainResult> answer) {
+        drains.computeIfAbsent(node, n -> new ArrayDeque<>()).add(answer);
+        return this;
+    }
+
+    /** Cordoning this node is refused for good (e.g. forbidden). */
+    public FakeNodeWork refuseCordon(String node, String reason) {
+        cordonRefusals.put(node, reason);
+        return this;
+    }
+
+    /** Cordoning this node throws (an API error that may pass); null: it works again. */
+    public FakeNodeWork failCordon(String node, RuntimeException error) {
+        if (error == null) {
+            cordonErrors.remove(node);
+        } else {
+            cordonErrors.put(node, error);
+        }
+        return this;
+    }
+
+    public static DrainResult done(DrainState state) {
+        return new DrainResult(Outcome.DONE, null, "", state, 0, List.of(), false);
+    }
+
+    /** A step that evicted some pods: the drain is moving. */
+    public static DrainResult moving(DrainState state, Instant nextLook, int remaining) {
+        state.setAttempt(1);
+        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "", state, remaining, List.of(), true);
+    }
+
+    /** A step in which a budget kept every remaining pod and none left. */
+    public static DrainResult heldBy(DrainState state, Instant nextLook, String budget, String numbers, int remaining) {
+        state.setAttempt(1);
+        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "pods held by pdb " + budget, state, remaining,
+                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers)), false);
+    }
+
+    public static DrainResult givesUp(DrainState state, String report) {
+        return new DrainResult(Outcome.BLOCKED, null, report, state, 1, List.of(), false);
+    }
+
+    @Override
+    public List<Node> nodes() {
+        return List.copyOf(nodes.values());
+    }
+
+    @Override
+    public Optional<Node> node(String name) {
+        return Optional.ofNullable(nodes.get(name));
+    }
+
+    @Override
+    public NodeLock.Outcome lock(String node, String owner) {
+        calls.add("lock " + node);
+        Node current = nodes.get(node);
+        if (current == null) {
+            return new NodeLock.NodeMissing();
+        }
+        Optional<String> holder = NodeLock.holder(current);
+        if (holder.isPresent() && !holder.get().equals(owner)) {
+            return new NodeLock.HeldBy(holder.get());
+        }
+        current.getMetadata().getAnnotations().put(NodeAnnotations.LOCK, owner);
+        return new NodeLock.Acquired();
+    }
+
+    @Override
+    public Cordoning cordon(String node, String owner) {
+        calls.add("cordon " + node);
+        if (cordonErrors.containsKey(node)) {
+            throw cordonErrors.get(node);
+        }
+        if (cordonRefusals.containsKey(node)) {
+            return new NotCordoned(cordonRefusals.get(node));
+        }
+        Node current = nodes.get(node);
+        if (current == null) {
+            return new NotCordoned("Node " + node + " does not exist.");
+        }
+        if (Cordon.decide(current, owner) == Cordon.Decision.CORDONED_BEFORE) {
+            return new Cordoned(new CordonRecord(node, false, true, "Node " + node + " was already unschedulable; this operation will leave it cordoned."));
+        }
+        current.getSpec().setUnschedulable(true);
+        current.getMetadata().getAnnotations().put(NodeAnnotations.CORDONED_BY, owner);
+        return new Cordoned(new CordonRecord(node, true, true, ""));
+    }
+
+    @Override
+    public DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+        calls.add("drain " + node);
+        Deque<BiFunction<DrainState, Instant, DrainResult>> script = drains.get(node);
+        DrainState next = DrainState.copyOf(state);
+        return script == null || script.isEmpty() ? done(next) : script.poll().apply(next, now);
+    }
+
+    @Override
+    public boolean release(String node, String owner, boolean uncordon) {
+        calls.add("release " + node + (uncordon ? " uncordon" : ""));
+        Node current = nodes.get(node);
+        if (current == null) {
+            return false;
+        }
+        boolean uncordoned = uncordon && Cordon.mayUncordon(current, owner);
+        if (uncordoned) {
+            current.getSpec().setUnschedulable(null);
+            current.getMetadata().getAnnotations().remove(NodeAnnotations.CORDONED_BY);
+        }
+        if (NodeLock.holder(current).map(owner::equals).orElse(false)) {
+            current.getMetadata().getAnnotations().remove(NodeAnnotations.LOCK);
+        }
+        return uncordoned;
+    }
+
+    @Override
+    public void delete(String node) {
+        calls.add("delete " + node);
+        nodes.remove(node);
+    }
+
+    @Override
+    public PreflightPrediction.Report preflight(List<String> names, DrainOptions options, Instant now) {
+        calls.add("preflight " + String.join(",", names));
+        return prediction;
+    }
+
+    @Override
+    public Map<String, Integer> evictablePods(DrainOptions options, Instant now) {
+        return evictable;
+    }
+
+    /** An API error that may pass (the reconcile is retried). */
+    public static KubernetesClientException apiDown() {
+        return new KubernetesClientException("connection refused: the API server is restarting", 503, null);
+    }
+}

@@ -1,0 +1,40 @@
+package dev.cks.nodeops.testing;
+
+import java.util.Optional;
+
+import dev.cks.nodeops.cloudstack.CloudStackAccess;
+import dev.cks.nodeops.cloudstack.CloudStackClient;
+import dev.cks.nodeops.cloudstack.CloudStackClientSettings;
+import dev.cks.nodeops.cloudstack.ManualTime;
+import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * CloudStack for a reconciler's unit test: the project's simulator over HTTP, the real client (its
+ * retries sleep on the test's clock), and a Secret the test can take away and give back.
+ */
+public final class SimulatedCloudStack implements AutoCloseable {
+    public final CloudStackSimulator simulator;
+    public final CloudStackClient client;
+    public boolean secretMissing;
+
+    public SimulatedCloudStack(ManualTime clock, MeterRegistry registry) {
+        this.simulator = CloudStackSimulator.start(0, clock);
+        this.client = new CloudStackClient(simulator.credentials(), CloudStackClientSettings.DEFAULTS, registry, clock, clock);
+    }
+
+    /** The operator's access, configured for this cluster id. */
+    public CloudStackAccess access(String clusterId) {
+        return new CloudStackAccess(() -> {
+            if (secretMissing) {
+                throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret does not exist");
+            }
+            return client;
+        }, Optional.of(clusterId));
+    }
+
+    @Override
+    public void close() {
+        simulator.close();
+    }
+}

@@ -1,0 +1,98 @@
+package dev.cks.nodeops.testing;
+
+import java.util.Optional;
+
+import dev.cks.nodeops.common.OperatorSettings;
+
+/** The operator's settings with their documented defaults, for tests without Quarkus. */
+public final class TestSettings implements OperatorSettings {
+    public static final String NAMESPACE = "cks-node-operator";
+
+    @Override
+    public String namespace() {
+        return NAMESPACE;
+    }
+
+    @Override
+    public Drain drain() {
+        return new Drain() {
+            @Override
+            public int timeoutSeconds() {
+                return 300;
+            }
+
+            @Override
+            public int retries() {
+                return 2;
+            }
+
+            @Override
+            public int retryIntervalSeconds() {
+                return 30;
+            }
+        };
+    }
+
+    @Override
+    public Audit audit() {
+        return new Audit() {
+            @Override
+            public boolean enabled() {
+                return true;
+            }
+
+            @Override
+            public int intervalSeconds() {
+                return 300;
+            }
+
+            @Override
+            public int graceSeconds() {
+                return 900;
+            }
+        };
+    }
+
+    @Override
+    public CloudStack cloudstack() {
+        return new CloudStack() {
+            @Override
+            public String secretNamespace() {
+                return "kube-system";
+            }
+
+            @Override
+            public String secretName() {
+                return "cloudstack-secret";
+            }
+
+            @Override
+            public Optional<String> clusterId() {
+                return Optional.empty();
+            }
+        };
+    }
+
+    /** Scripts the Script executor may run: their sha256, as the chart lists them. */
+    public final java.util.Set<String> scriptSha256 = new java.util.HashSet<>();
+
+    @Override
+    public Upgrade upgrade() {
+        return new Upgrade() {
+            @Override
+            public String jobImage() {
+                return OperatorSettings.DEFAULT_JOB_IMAGE;
+            }
+
+            @Override
+            public Optional<java.util.Set<String>> scriptSha256() {
+                return Optional.of(scriptSha256);
+            }
+        };
+    }
+
+    @Override
+    public LeaderElection leaderElection() {
+        return Optional::empty;
+    }
+}

@@ -1,0 +1,69 @@
+package dev.cks.nodeops.upgrade;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobConditionBuilder;
+import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
+
+/** Upgrade Jobs in memory: created Jobs stay running until the test finishes them. */
+final class FakeUpgradeJobs implements UpgradeJobs {
+    final Map<String, Job> jobs = new LinkedHashMap<>();
+    final List<String> created = new ArrayList<>();
+    /** ConfigMaps of the operator's namespace by name: where the Script executor's scripts are. */
+    final Map<String, Map<String, String>> configMaps = new LinkedHashMap<>();
+    final Map<String, String> scripts = new LinkedHashMap<>();
+    String log = "kubeadm: [upgrade/apply] FATAL: the control plane did not come up";
+
+    @Override
+    public Optional<Job> find(String namespace, String name) {
+        return Optional.ofNullable(jobs.get(name));
+    }
+
+    @Override
+    public void create(Job job) {
+        created.add(job.getMetadata().getName());
+        jobs.putIfAbsent(job.getMetadata().getName(), job);
+    }
+
+    @Override
+    public String logTail(String namespace, String jobName) {
+        return log;
+    }
+
+    @Override
+    public Optional<Map<String, String>> configMapData(String namespace, String name) {
+        return Optional.ofNullable(configMaps.get(name));
+    }
+
+    @Override
+    public void writeScript(String namespace, String configMap, String key, String content) {
+        scripts.put(configMap + "/" + key, content);
+    }
+
+    /** The Job of this node (the only one, or the newest) ends. */
+    Job finish(String node, boolean succeeded) {
+        Job job = jobOf(node);
+        job.setStatus(new JobStatusBuilder().withConditions(new JobConditionBuilder().withType(succeeded ? "Complete" : "Failed")
+                .withStatus("True").withReason(succeeded ? null : "BackoffLimitExceeded").withMessage(succeeded ? null : "Job has reached the specified backoff limit")
+                .build()).build());
+        return job;
+    }
+
+    Job jobOf(String node) {
+        return jobs.values().stream().filter(j -> node.equals(j.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)))
+                .reduce((first, second) -> second).orElseThrow(() -> new AssertionError("no Job for node " + node + " among " + jobs.keySet()));
+    }
+
+    boolean hasJob(String node) {
+        return jobs.values().stream().anyMatch(j -> node.equals(j.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)));
+    }
+
+    List<String> nodesWithJobs() {
+        return jobs.values().stream().map(j -> j.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)).toList();
+    }
+}

