@@ -11,6 +11,11 @@
 #   hack/testbed.sh audit-log [NAME]       where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
 # --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
 # see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
+# REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded.
+#   hack/testbed.sh real-info               the real node's name, address, shell image
+#   hack/testbed.sh real-import ARCHIVE     import an image archive into the real node's containerd
+#   hack/testbed.sh host-state DIR          what the real node changes on a host, as files to compare
+#                                           (down --real keeps the one from before in clusters/NAME-host-before)
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
@@ -184,11 +189,21 @@ cmd_build_real() {
   build_kubernetes kubelet kube-proxy kubeadm
 }
 
+# A node's binaries at K8S_VERSION alone, e.g. an older kubelet for the real node to be upgraded from.
+cmd_build_node() {
+  mkdir -p "$BIN"
+  build_kubernetes kubelet kubeadm kube-proxy
+}
+
 . "$(dirname "$0")/lib/oci.sh"
 . "$(dirname "$0")/lib/realnode.sh"
 
 case "${1:-}" in
   build) if [ "${2:-}" = --real ]; then cmd_build_real; else cmd_build; fi ;;
+  build-node) cmd_build_node ;;
+  real-info) real_info ;;
+  real-import) real_import "$2" ;;
+  host-state) real_host_state "$2" ;;
   bin) echo "$BIN" ;;
   up) shift
     if [ "${1:-}" = --real ]; then
@@ -205,5 +220,5 @@ case "${1:-}" in
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
   promtool) cmd_promtool ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
 esac
