@@ -41,8 +41,8 @@ class BenchmarkDrainRealIT {
         int runs = Integer.getInteger("benchmark.runs", 3);
         KubernetesClient client = bed.client();
         String node = bed.realNode("node");
-        List<String> workers = List.of(bed.addWorker(TestBed.CLUSTER).getMetadata().getName(),
-                bed.addWorker(TestBed.CLUSTER).getMetadata().getName());
+        // Every KWOK worker takes the replacements (and none of the pods while they come back).
+        List<String> workers = client.nodes().withLabel("type", "kwok").list().getItems().stream().map(n -> n.getMetadata().getName()).toList();
         String ns = "realbench";
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).serverSideApply();
         Path events = bed.projectRoot().resolve("target/realnode-benchmark-events");
