@@ -21,8 +21,8 @@ import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
-import dev.cks.nodeops.operation.KubernetesNodeWork;
 import dev.cks.nodeops.operation.NodeWork;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
@@ -65,17 +65,15 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     @Inject
     public ScaleDownReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(clock, cloudStack, settings, KubernetesNodeWork.readingFromApi(client, result -> metrics.evictionAnswered(KIND, result)),
-                new OperationRecorder(KIND, events, metrics), StatusStore.on(client));
+        this(clock, cloudStack, settings, OperationPorts.onCluster(client, KIND, events, metrics));
     }
 
-    ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, NodeWork work, OperationRecorder recorder,
-            StatusStore store) {
+    ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, OperationPorts ports) {
         this.clock = clock;
         this.settings = settings;
-        this.work = work;
-        this.recorder = recorder;
-        this.store = store;
+        this.work = ports.work();
+        this.recorder = ports.recorder();
+        this.store = ports.store();
         this.planner = new ScaleDownPlanner(work, cloudStack, RECHECK_CLOUDSTACK.toSeconds());
         this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, RECHECK_CLOUDSTACK);
     }
@@ -111,7 +109,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         if (status != null && status.getRemoval() == null && !status.finished()) {
             targetNames(status).forEach(node -> work.release(node, owner(resource), true));
         }
-        recorder.forget(resource);
         return DeleteControl.defaultDelete();
     }
 
@@ -252,7 +249,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             if (work.release(name, owner(resource), true)) {
                 uncordoned.add(name);
             }
-            recorder.drainOver(resource, name);
         }
         status.getNodes().stream().filter(n -> uncordoned.contains(n.getName()) && n.getPhase() != Phase.Failed)
                 .forEach(n -> n.setPhase(Phase.Uncordoned));
