@@ -55,6 +55,10 @@ public record KubernetesCluster(
         return ids;
     }
 
+    public boolean isAutoscalingEnabled() {
+        return Boolean.TRUE.equals(autoscalingEnabled);
+    }
+
     /** Servers before {@code clustertype} existed only had clusters CloudStack itself provisioned. */
     public boolean isCloudManaged() {
         return clusterType == null || CLOUD_MANAGED.equalsIgnoreCase(clusterType);
