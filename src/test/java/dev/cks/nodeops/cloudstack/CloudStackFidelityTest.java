@@ -358,6 +358,18 @@ class CloudStackFidelityTest {
     }
 
     @Test
+    void aJobRunsWhetherOrNotAnybodyPollsIt() {
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        simulator.planJob("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.JobOutcome.runsAtOnce());
+        simulator.injectFault("destroyVirtualMachine", Fault.answerLost());
+
+        catchThrowableOfType(CloudStackException.class, () -> admin.startDestroyVirtualMachine(vm.id()));
+
+        assertThat(admin.findVirtualMachine(OwnerScope.CALLER, vm.id())).as("expunged by the job nobody polled").isEmpty();
+        assertThat(simulator.calls("queryAsyncJobResult")).isEmpty();
+    }
+
+    @Test
     void aJobIdThatNamesNoJobIsRefused() {
         CloudStackException failure = catchThrowableOfType(CloudStackException.class,
                 () -> admin.queryAsyncJob("0000dead-0000-4000-8000-00000000beef"));

@@ -434,6 +434,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             return new Answer(401, errorBody(responseName(command), 401, null, "unable to verify user credentials and/or request signature"));
         }
         synchronized (this) {
+            runDueJobs();
             return dispatch(command, params, caller.get());
         }
     }
@@ -592,7 +593,6 @@ public final class CloudStackSimulator implements AutoCloseable {
             "destroyvirtualmachine", "attachiso", "detachiso");
 
     private Answer dispatch(String command, Map<String, String> params, SimulatedAccount caller) {
-        runJobs();
         try {
             return switch (command.toLowerCase(Locale.ROOT)) {
                 case "listkubernetesclusters" -> listKubernetesClusters(params, caller);
@@ -725,42 +725,40 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
         if (job.status == 0) {
             job.polls++;
-            settle(job);
+            if (job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()) {
+                finish(job);
+            } else if (job.outcome instanceof JobOutcome.FailsAfterPolls fails && job.polls >= fails.polls()) {
+                job.onFailure.run();
+                failJob(job, fails.errorCode(), fails.errorText());
+                job.completed = clock.instant();
+            }
         }
         return ok("queryAsyncJobResult", jobJson(job));
     }
 
     /**
-     * AsyncJobManagerImpl.submitAsyncJob hands a job to its executor, which runs it to its end whether
-     * or not anyone polls (a caller whose answer was lost never learns the id). So before any request
-     * is answered, every job whose time has come ends: one planned to end at its first look, or after
-     * a duration on the simulator's clock. Only outcomes planned by a number of polls (a test that
-     * wants to see a job pending) wait for queryAsyncJobResult.
+     * Jobs planned by time run when their time has come, whether or not anybody polls them, as
+     * CloudStack's job executor does: what a write that lost its answer did is visible to any read.
      */
-    private void runJobs() {
-        jobs.values().stream().filter(job -> job.status == 0).sorted(Comparator.comparing(job -> job.started)).forEach(this::settle);
+    private void runDueJobs() {
+        for (SimulatedJob job : jobs.values()) {
+            if (job.status == 0 && job.outcome instanceof JobOutcome.SucceedsAfter after
+                    && !clock.instant().isBefore(job.started.plus(after.duration()))) {
+                finish(job);
+            }
+        }
     }
 
-    private void settle(SimulatedJob job) {
-        // A job planned to end at its first look has ended before anyone could look.
-        boolean succeeds = job.outcome instanceof JobOutcome.SucceedsAfterPolls polled && (polled.polls() <= 1 || job.polls >= polled.polls())
-                || job.outcome instanceof JobOutcome.SucceedsAfter timed && !clock.instant().isBefore(job.started.plus(timed.duration()));
-        boolean fails = job.outcome instanceof JobOutcome.FailsAfterPolls failing && (failing.polls() <= 1 || job.polls >= failing.polls());
-        if (succeeds) {
-            try {
-                job.effect.run();
-                job.status = 1;
-                job.jobResult = job.result.get();
-            } catch (JobRefusal refusal) {
-                job.onFailure.run();
-                failJob(job, refusal.code, refusal.getMessage());
-            }
-            job.completed = clock.instant();
-        } else if (fails) {
+    private void finish(SimulatedJob job) {
+        try {
+            job.effect.run();
+            job.status = 1;
+            job.jobResult = job.result.get();
+        } catch (JobRefusal refusal) {
             job.onFailure.run();
-            failJob(job, ((JobOutcome.FailsAfterPolls) job.outcome).errorCode(), ((JobOutcome.FailsAfterPolls) job.outcome).errorText());
-            job.completed = clock.instant();
+            failJob(job, refusal.code, refusal.getMessage());
         }
+        job.completed = clock.instant();
     }
 
     private void failJob(SimulatedJob job, int code, String text) {
@@ -1085,7 +1083,6 @@ public final class CloudStackSimulator implements AutoCloseable {
         SimulatedJob job = new SimulatedJob(newId(), command, caller, instanceType, instanceId, outcome, work.effect(), work.result(),
                 work.onFailure(), clock.instant());
         jobs.put(job.id, job);
-        settle(job);
         ObjectNode inner = json.createObjectNode();
         inner.put("jobid", job.id);
         return ok(command, inner);

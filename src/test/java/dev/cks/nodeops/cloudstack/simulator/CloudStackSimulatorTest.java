@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
-import dev.cks.nodeops.cloudstack.CloudStackClientSettings;
-import dev.cks.nodeops.cloudstack.ManualTime;
 import dev.cks.nodeops.cloudstack.CloudStackCredentials;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.OwnerScope;
@@ -14,8 +12,6 @@ import dev.cks.nodeops.cloudstack.RequestSigner;
 import dev.cks.nodeops.cloudstack.VmQuery;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
-import java.time.Duration;
-import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import okhttp3.OkHttpClient;
@@ -104,28 +100,6 @@ class CloudStackSimulatorTest {
         assertThat(simulator.cluster(cluster.id()).vmIds()).doesNotContain(worker).hasSize(2);
         assertThat(simulator.cluster(cluster.id()).size()).isEqualTo(1);
         assertThat(simulator.cluster(cluster.id()).controlNodes()).isEqualTo(1);
-    }
-
-    @Test
-    void aJobRunsToItsEndWithoutBeingPolled() throws Exception {
-        ManualTime time = new ManualTime();
-        try (CloudStackSimulator timed = CloudStackSimulator.start(0, time)) {
-            CloudStackClient client = new CloudStackClient(timed.credentials(), CloudStackClientSettings.DEFAULTS, new SimpleMeterRegistry(), time, time);
-            SimulatedCluster cluster = timed.addCluster("prod", 1, 3);
-            List<String> workers = cluster.vmIds().subList(1, 4);
-            timed.planJob("scaleKubernetesCluster", new JobOutcome.SucceedsAfter(Duration.ofSeconds(30)));
-
-            client.startScaleKubernetesCluster(cluster.id(), List.of(workers.get(0)));
-            time.advance(Duration.ofSeconds(30));
-
-            assertThat(client.findKubernetesCluster(cluster.id())).hasValueSatisfying(found -> {
-                assertThat(found.state()).as("ended at the first request after it was due").isEqualTo("Running");
-                assertThat(found.vmIds()).doesNotContain(workers.get(0));
-            });
-            client.startScaleKubernetesCluster(cluster.id(), List.of(workers.get(1)));
-            assertThat(timed.findVm(workers.get(1))).as("a job planned to end at once ended before its id was answered").isEmpty();
-            assertThat(timed.calls("queryAsyncJobResult")).as("nobody polled").isEmpty();
-        }
     }
 
     @Test
