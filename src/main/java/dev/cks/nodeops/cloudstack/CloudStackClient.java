@@ -93,6 +93,10 @@ public final class CloudStackClient {
         return credentials;
     }
 
+    public CloudStackClientSettings settings() {
+        return settings;
+    }
+
     // ---- Kubernetes clusters -------------------------------------------------------------
 
     /** The cluster with this id, or empty when CloudStack has none (any more) that these keys may see. */

@@ -15,8 +15,10 @@ public class ScaleDownNodeStatus extends NodeProgress {
     private String cordonedAt;
     /** Why the node counts as down (NotReady, VM stopped); set only for SkippedDown. */
     private String downReason;
-    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers. */
+    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers (or found after a lost answer). */
     private String removalJobId;
+    /** DestroyVM: when destroyVirtualMachine was sent, written before it is sent (set without a job id: the outcome is looked up). */
+    private String removalRequestedAt;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
@@ -26,4 +28,6 @@ public class ScaleDownNodeStatus extends NodeProgress {
     public void setDownReason(String downReason) { this.downReason = downReason; }
     public String getRemovalJobId() { return removalJobId; }
     public void setRemovalJobId(String removalJobId) { this.removalJobId = removalJobId; }
+    public String getRemovalRequestedAt() { return removalRequestedAt; }
+    public void setRemovalRequestedAt(String removalRequestedAt) { this.removalRequestedAt = removalRequestedAt; }
 }

@@ -38,6 +38,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -75,6 +76,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final ExecutorService executor;
     private final Clock clock;
     private final AtomicLong idSequence = new AtomicLong();
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     private final Map<String, SimulatedAccount> accountsByApiKey = new ConcurrentHashMap<>();
     private final Map<String, SimulatedProject> projects = new ConcurrentHashMap<>();
@@ -378,7 +380,13 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     // ---- HTTP ------------------------------------------------------------------------------
 
+    /** Requests being handled now (a slow answer still sleeping, for one): a test waits for them before looking. */
+    public int requestsInFlight() {
+        return inFlight.get();
+    }
+
     private void handle(HttpExchange exchange) throws IOException {
+        inFlight.incrementAndGet();
         try (exchange) {
             Map<String, String> params = new LinkedHashMap<>();
             parseInto(params, exchange.getRequestURI().getRawQuery());
@@ -415,7 +423,13 @@ public final class CloudStackSimulator implements AutoCloseable {
             if (fault instanceof Fault.AnswerLost) {
                 return; // the server acted; the answer never reaches the client
             }
+            if (fault instanceof Fault.AnswerReplaced replaced) {
+                send(exchange, replaced.status(), replaced.body() != null ? replaced.body() : answer.body.substring(0, answer.body.length() / 2));
+                return;
+            }
             send(exchange, answer.status, answer.body);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
