@@ -71,4 +71,12 @@ public record KubernetesCluster(
         }
         return masterNodes == null ? 0 : masterNodes;
     }
+
+    /** Where the cluster's VMs are listed: its project, else its account. */
+    public OwnerScope owner() {
+        if (projectId != null && !projectId.isBlank()) {
+            return OwnerScope.project(projectId);
+        }
+        return account != null && domainId != null ? OwnerScope.account(account, domainId) : OwnerScope.CALLER;
+    }
 }

@@ -22,12 +22,11 @@ import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
-import dev.cks.nodeops.operation.KubernetesNodeWork;
 import dev.cks.nodeops.operation.NodeWork;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
-import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
@@ -67,17 +66,15 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(clock, settings, cloudStack, KubernetesNodeWork.readingFromApi(client, result -> metrics.evictionAnswered(KIND, result)),
-                new OperationRecorder(KIND, events, metrics), StatusStore.on(client), UpgradeJobs.on(client));
+        this(clock, settings, cloudStack, OperationPorts.onCluster(client, KIND, events, metrics), UpgradeJobs.on(client));
     }
 
-    NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder,
-            StatusStore store, UpgradeJobs jobs) {
+    NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs) {
         this.clock = clock;
         this.settings = settings;
-        this.work = work;
-        this.recorder = recorder;
-        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
+        this.work = ports.work();
+        this.recorder = ports.recorder();
+        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, ports.store(), settings);
     }
 
     @Override

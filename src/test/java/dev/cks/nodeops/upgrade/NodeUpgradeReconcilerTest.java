@@ -30,6 +30,7 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.testing.FakeNodeWork;
 import dev.cks.nodeops.testing.ReconcileLoop;
@@ -92,7 +93,7 @@ class NodeUpgradeReconcilerTest {
     private void restartOperator() {
         CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new NodeUpgradeReconciler(clock, settings, access, nodes, recorder, store, jobs);
+        reconciler = new NodeUpgradeReconciler(clock, settings, access, new OperationPorts(nodes, recorder, store), jobs);
     }
 
     @AfterEach
