@@ -3,6 +3,7 @@ package dev.cks.nodeops.operation;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -21,13 +22,18 @@ import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.CordonRecord;
 import dev.cks.nodeops.nodes.NodeLock;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 
 /** {@link NodeWork} on the API server. */
 public final class KubernetesNodeWork implements NodeWork {
+    /** Where the operations that lock nodes live (ScaleDown, NodeUpgrade: cluster-scoped). */
+    private static final String GROUP = "nodeops.cks.dev";
+    private static final String VERSION = "v1alpha1";
     private final KubernetesClient client;
     private final Supplier<List<Node>> allNodes;
     private final Function<String, Optional<Node>> oneNode;
@@ -69,7 +75,20 @@ public final class KubernetesNodeWork implements NodeWork {
 
     @Override
     public NodeLock.Outcome lock(String node, String owner) {
-        return locks.acquire(node, owner);
+        return locks.acquire(node, owner, this::ownerGone);
+    }
+
+    @Override
+    public boolean ownerGone(String owner) {
+        String[] parts = owner.split("/");
+        if (parts.length != 3) {
+            // Written by an older operator without the uid: whether it is the same operation cannot be told, so it is never taken.
+            return false;
+        }
+        GenericKubernetesResource found = client.genericKubernetesResources(new ResourceDefinitionContext.Builder().withGroup(GROUP)
+                .withVersion(VERSION).withKind(parts[0]).withPlural(parts[0].toLowerCase(Locale.ROOT) + "s").withNamespaced(false).build())
+                .withName(parts[1]).get();
+        return found == null || !parts[2].equals(found.getMetadata().getUid());
     }
 
     @Override

@@ -54,6 +54,7 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 @GradualRetry(maxAttempts = -1, initialInterval = 2000, maxInterval = 30000)
 public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<ScaleDown> {
     static final String KIND = "ScaleDown";
+    static final String LOCK_RECLAIMED = "LockReclaimed";
     /** How often a ScaleDown waiting for CloudStack (busy cluster, unreachable API) looks again. */
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
 
@@ -155,7 +156,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         // The picked nodes are recorded before they are locked, so a restart in between releases or keeps exactly these.
         status.setTargetNodes(String.join(",", planned.targets()));
         store.persist(resource);
-        Optional<String> lockRefusal = planner.lock(planned.targets(), owner(resource));
+        Optional<String> lockRefusal = planner.lock(planned.targets(), owner(resource), note -> recorder.event(resource, LOCK_RECLAIMED, note));
         if (lockRefusal.isPresent()) {
             return refuse(resource, lockRefusal.get(), now);
         }
@@ -321,6 +322,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     }
 
     static String owner(ScaleDown resource) {
-        return NodeLock.owner(KIND, resource.getMetadata().getName());
+        return NodeLock.owner(KIND, resource.getMetadata().getName(), resource.getMetadata().getUid());
     }
 }

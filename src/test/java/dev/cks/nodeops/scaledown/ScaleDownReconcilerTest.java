@@ -679,4 +679,66 @@ class ScaleDownReconcilerTest {
         }
         assertThat(events.all()).noneMatch(event -> event.message().contains("Removed VMs: none") && failure != Failure.JOB_FAILS);
     }
+
+    // ---- Locks: keyed by the owner's uid, reclaimed from operations that are gone; two ScaleDowns at once ------
+
+    @Test
+    void aNodeLockedAndCordonedByAScaleDownThatIsGoneIsTakenOverAndRemoved() {
+        String gone = "ScaleDown/shrink/uid-deleted";
+        nodes.add(TestNodes.node(W1).unschedulable().annotation(dev.cks.nodeops.common.NodeAnnotations.LOCK, gone)
+                .annotation(dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY, gone).build());
+        nodes.goneOwners.add(gone);
+        create(List.of(W1), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(ScaleDownReconciler.LOCK_RECLAIMED)).singleElement()
+                .satisfies(e -> assertThat(e.message()).contains("from ScaleDown/shrink,"));
+        assertThat(nodes.node(W1)).isEmpty();
+    }
+
+    @Test
+    void aScaleDownReCreatedUnderTheSameNameDoesNotTakeTheOldOnesNodesForItsOwn() {
+        String before = "ScaleDown/shrink/uid-0";
+        nodes.add(TestNodes.node(W1).annotation(dev.cks.nodeops.common.NodeAnnotations.LOCK, before).build());
+        create(List.of(W1), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as("the earlier shrink still exists and holds W1").isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("Node " + W1 + " is locked by ScaleDown/shrink");
+        assertThat(nodes.get(W1).getMetadata().getAnnotations()).containsEntry(dev.cks.nodeops.common.NodeAnnotations.LOCK, before);
+    }
+
+    @Test
+    void twoScaleDownsPlannedAtTheSameMomentNeverLeaveTheClusterWithoutAWorker() {
+        // Three workers; A removes W1 and W2, B removes W3; both plan before either has locked anything.
+        ScaleDown a = create(List.of(W1, W2), spec -> { });
+        ScaleDown b = new ScaleDown();
+        b.setMetadata(new ObjectMetaBuilder().withName("shrink-b").withGeneration(1L).withUid("uid-b").build());
+        ScaleDownSpec bSpec = new ScaleDownSpec();
+        bSpec.setNodeNames(List.of(W3));
+        b.setSpec(bSpec);
+        ScaleDownReconciler other = reconciler;
+        restartOperator();
+        ScaleDownReconciler second = reconciler;
+        boolean[] interleaved = {false};
+        nodes.beforeLock = node -> {
+            if (node.equals(W2) && !interleaved[0]) {
+                interleaved[0] = true;
+                second.reconcile(b, null);
+            }
+        };
+
+        other.reconcile(a, null);
+
+        List<ScaleDown> both = List.of(a, b);
+        assertThat(both).filteredOn(sd -> sd.getStatus().getPhase() == ScaleDownStatus.Phase.Failed).singleElement()
+                .satisfies(refused -> assertThat(Conditions.find(refused.getStatus().getConditions(), Conditions.ACCEPTED).orElseThrow().getMessage())
+                        .contains("would leave no schedulable Ready worker").contains("locked by ScaleDown/shrink-b"));
+        assertThat(both).filteredOn(sd -> sd.getStatus().getPhase() == ScaleDownStatus.Phase.Cordoning).hasSize(1);
+        assertThat(nodes.get(W1).getMetadata().getAnnotations()).as("the refused one let go of its locks")
+                .doesNotContainKey(dev.cks.nodeops.common.NodeAnnotations.LOCK);
+    }
 }
