@@ -763,6 +763,15 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
     }
 
+    /** A pending job ends now, successfully, whatever was planned (a test that held it pending lets it go). */
+    public synchronized void finishJob(String jobId) {
+        SimulatedJob job = jobs.get(jobId);
+        if (job == null || job.status != 0) {
+            throw new IllegalArgumentException("no pending job " + jobId);
+        }
+        finish(job);
+    }
+
     private void finish(SimulatedJob job) {
         try {
             job.effect.run();
