@@ -22,7 +22,6 @@ import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.CordonRecord;
 import dev.cks.nodeops.nodes.NodeLock;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -85,10 +84,11 @@ public final class KubernetesNodeWork implements NodeWork {
             // Written by an older operator without the uid: whether it is the same operation cannot be told, so it is never taken.
             return false;
         }
-        GenericKubernetesResource found = client.genericKubernetesResources(new ResourceDefinitionContext.Builder().withGroup(GROUP)
-                .withVersion(VERSION).withKind(parts[0]).withPlural(parts[0].toLowerCase(Locale.ROOT) + "s").withNamespaced(false).build())
-                .withName(parts[1]).get();
-        return found == null || !parts[2].equals(found.getMetadata().getUid());
+        // A list by name: the operator lists and watches its CRs already, and needs no get on them.
+        return client.genericKubernetesResources(new ResourceDefinitionContext.Builder().withGroup(GROUP).withVersion(VERSION)
+                .withKind(parts[0]).withPlural(parts[0].toLowerCase(Locale.ROOT) + "s").withNamespaced(false).build())
+                .withField("metadata.name", parts[1]).list().getItems().stream()
+                .noneMatch(found -> parts[2].equals(found.getMetadata().getUid()));
     }
 
     @Override

@@ -17,12 +17,13 @@ import io.fabric8.generator.annotation.ValidationRule;
 
 // An upgrade that changes under way could leave nodes at two targets; retry or re-create instead.
 @ValidationRule(value = "self == oldSelf", message = "spec is immutable: create a new NodeUpgrade, or retry this one with the annotation nodeops.cks.dev/retry")
-@ValidationRule(value = "self.nodeSelector.all(k, k.matches('" + NodeUpgradeSpec.LABEL_KEY + "') && size(k) <= 317 && size(k.split('/').last()) <= 63)",
+@ValidationRule(value = "self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + NodeUpgradeSpec.LABEL_KEY + "'))",
         message = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.'")
-@ValidationRule(value = "self.nodeSelector.all(k, self.nodeSelector[k].matches('" + NodeUpgradeSpec.LABEL_VALUE + "') && size(self.nodeSelector[k]) <= 63)",
+@ValidationRule(value = "self.nodeSelector.all(k, self.nodeSelector[k].matches('" + NodeUpgradeSpec.LABEL_VALUE + "'))",
         message = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
 public class NodeUpgradeSpec {
-    static final String LABEL_KEY = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
+    /** A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters (values: the CRD caps them at 63). */
+    static final String LABEL_KEY = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
     static final String LABEL_VALUE = "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$";
 
     /** Semver with optional leading v, pre-release and build metadata (e.g. v1.33.4, 1.34.0-rc.1, v1.33.4+vendor.1). */

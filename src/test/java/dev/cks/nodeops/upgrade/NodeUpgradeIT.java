@@ -396,4 +396,23 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         assertThat(done.getStatus().getNodes()).extracting(UpgradeNodeStatus::getPhase).containsOnly(Phase.Succeeded);
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
     }
+
+    /** The leader is killed while a node's upgrade Job runs: the standby takes the Lease and finishes with the same Job. */
+    @Test
+    void aStandbyTakesOverAnUpgradeWhoseLeaderWasKilledMidJobAndStartsNoSecondJob() {
+        String w1 = bed.worker(FROM);
+        OperatorProcess standby = startStandby();
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-failover", script(), spec -> { });
+            bed.await("nu-failover", UPGRADE_TIME, u -> !u.getStatus().getNodes().isEmpty() && nodeStatus(u, w1).getPhase() == Phase.Upgrading
+                    && nodeStatus(u, w1).getJobName() != null);
+            operator.kill();
+        }
+        operator = standby;
+        NodeUpgrade done = bed.await("nu-failover", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(kubelets.jobsOn(List.of(w1))).as("the same Job, not a second one").hasSize(1);
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
+        bed.assertReleased(w1, false);
+    }
 }

@@ -52,6 +52,11 @@ abstract class NodeUpgradeScenario {
         operator = OperatorProcess.start(shared, "nodeupgrade-" + prefix, properties);
     }
 
+    /** A second operator process with the class's properties: a standby while the class's operator holds the Lease. */
+    protected OperatorProcess startStandby() {
+        return OperatorProcess.start(testBed, "nodeupgrade-" + prefix + "-standby", properties);
+    }
+
     /** The operator is replaced by one that halts at the kill point ({@link KillPoint}); see {@link #awaitHaltedAndRestart}. */
     protected void restartHaltingAt(String point) {
         operator.close();
