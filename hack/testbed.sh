@@ -16,6 +16,8 @@
 #   hack/testbed.sh real-import ARCHIVE     import an image archive into the real node's containerd
 #   hack/testbed.sh host-state DIR          what the real node changes on a host, as files to compare
 #                                           (down --real keeps the one from before in clusters/NAME-host-before)
+#   hack/testbed.sh stop-component NAME C   kill one control-plane process (kube-apiserver, etcd, ...) as a crash would
+#   hack/testbed.sh start-component NAME C  start it again with the command line it had
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
@@ -198,6 +200,33 @@ cmd_build_node() {
 . "$(dirname "$0")/lib/oci.sh"
 . "$(dirname "$0")/lib/realnode.sh"
 
+# An outage of one control-plane process: SIGKILL (no graceful shutdown, as when it crashes or its
+# host dies); its command line is kept so start-component brings the same process back.
+cmd_stop_component() { # name component
+  local dir="$CLUSTERS/clusters/$1" component="$2"
+  local pidfile="$dir/pids/$component.pid"
+  [ -f "$pidfile" ] || { echo "testbed: no $component in cluster $1 ($pidfile)" >&2; exit 1; }
+  local pid; pid=$(cat "$pidfile")
+  if [ -r "/proc/$pid/cmdline" ]; then
+    tr '\0' '\n' < "/proc/$pid/cmdline" > "$dir/pids/$component.cmdline"
+    kill -KILL "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  fi
+  [ -s "$dir/pids/$component.cmdline" ] || { echo "testbed: $component of $1 was not running and was never stopped here" >&2; exit 1; }
+  say "stopped $component of $1 (pid $pid)"
+}
+
+cmd_start_component() { # name component
+  local dir="$CLUSTERS/clusters/$1" component="$2"
+  local pidfile="$dir/pids/$component.pid" saved="$dir/pids/$component.cmdline"
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then say "$component of $1 is running"; return 0; fi
+  [ -s "$saved" ] || { echo "testbed: no saved command line for $component of $1 (stop it with stop-component first)" >&2; exit 1; }
+  local cmd=(); mapfile -t cmd < "$saved"
+  # Its own session and no inherited descriptors: it outlives this script, and nobody waits on its output.
+  (cd "$dir" && setsid "${cmd[@]}" >> "$dir/logs/$component.log" 2>&1 < /dev/null & echo $! > "$pidfile")
+  say "started $component of $1 again (pid $(cat "$pidfile"))"
+}
+
 case "${1:-}" in
   build) if [ "${2:-}" = --real ]; then cmd_build_real; else cmd_build; fi ;;
   build-node) cmd_build_node ;;
@@ -220,5 +249,7 @@ case "${1:-}" in
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
   promtool) cmd_promtool ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  stop-component) shift; cmd_stop_component "$@" ;;
+  start-component) shift; cmd_start_component "$@" ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
 esac

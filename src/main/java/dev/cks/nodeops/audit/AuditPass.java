@@ -23,6 +23,7 @@ public final class AuditPass {
     /** Reasons of the events the audit records. */
     public static final String DRIFT_EVENT = "VmMapDrift";
     public static final String IN_SYNC_EVENT = "VmMapInSync";
+    public static final String NODES_UNAVAILABLE = "NodesUnavailable";
 
     /** What the reconciler does with the resource afterwards; no delay means wait for a spec change. */
     public record Outcome(VMMapAuditStatus status, Optional<Duration> rescheduleAfter) {
@@ -85,6 +86,7 @@ public final class AuditPass {
         Long generation = audit.getMetadata().getGeneration();
         // Read first: with no cluster id the Node names are how the cluster is found.
         ClusterNodes clusterNodes = nodes.read();
+        recordNodesReadable(audit, status, clusterNodes, startedAt);
         List<String> nodeNames = clusterNodes.nodes().stream().map(NodeView::name).toList();
         String wantedId = spec.getClusterId();
         if ((wantedId == null || wantedId.isBlank()) && !clusterNodes.available() && status.getClusterId() != null) {
@@ -165,6 +167,24 @@ public final class AuditPass {
         }
         metrics.recordComparison(audit.getMetadata().getName(), Duration.ofMillis(lastRun.getDurationMillis()), note == null);
         return new Outcome(status, Optional.of(interval));
+    }
+
+    /** Whether the view of the Nodes is current; a Warning event when it stops being so. */
+    private void recordNodesReadable(VMMapAudit audit, VMMapAuditStatus status, ClusterNodes clusterNodes, Instant now) {
+        Long generation = audit.getMetadata().getGeneration();
+        boolean wasReadable = Conditions.find(status.getConditions(), Conditions.NODES_READABLE).map(c -> "True".equals(c.getStatus())).orElse(true);
+        if (clusterNodes.available()) {
+            Conditions.set(status.getConditions(), Conditions.NODES_READABLE, true, "Readable", "The operator's view of the Nodes is current.",
+                    generation, now);
+            return;
+        }
+        String message = "The operator's view of the Nodes is not current: " + clusterNodes.unavailableReason() + ". Nothing about Nodes is "
+                + "found or cleared until it is (the VM map and the VMs are still compared); it recovers by itself once the operator may "
+                + "list and watch nodes again.";
+        Conditions.set(status.getConditions(), Conditions.NODES_READABLE, false, NODES_UNAVAILABLE, message, generation, now);
+        if (wasReadable) {
+            events.warning(audit, NODES_UNAVAILABLE, message);
+        }
     }
 
     private static Map<String, String> earlierMappedVms(VMMapAuditStatus status) {

@@ -9,6 +9,7 @@ import jakarta.inject.Inject;
 import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -34,16 +35,23 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
     private final AuditSettings settings;
     private final EventRecorder events;
     private final AuditMetrics metrics;
+    private final KubernetesClient client;
     private volatile NodeSource nodes = () -> ClusterNodes.unavailable("the operator's watch on Nodes has not started");
 
     @Inject
     public VMMapAuditReconciler(Clock clock, AuditSource source, OperatorSettings settings, EventRecorder events,
-            AuditMetrics metrics) {
-        this(clock, source, AuditSettings.of(settings), events, metrics, null);
+            AuditMetrics metrics, KubernetesClient client) {
+        this(clock, source, AuditSettings.of(settings), events, metrics, null, client);
     }
 
     VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, EventRecorder events,
             AuditMetrics metrics, NodeSource nodes) {
+        this(clock, source, settings, events, metrics, nodes, null);
+    }
+
+    private VMMapAuditReconciler(Clock clock, AuditSource source, AuditSettings settings, EventRecorder events,
+            AuditMetrics metrics, NodeSource nodes, KubernetesClient client) {
+        this.client = client;
         this.clock = clock;
         this.source = source;
         this.settings = settings;
@@ -67,7 +75,7 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
                         .withItemStore(new TransformingItemStore<>(InformerNodeSource::nameAndCreation))
                         .build(),
                 context);
-        nodes = InformerNodeSource.of(informer);
+        nodes = InformerNodeSource.of(informer, client);
         return List.of(informer);
     }
 

@@ -47,8 +47,6 @@ public final class CloudStackClient {
 
     /** How long listCapabilities' answer is trusted: the settings behind it can change at any time, but rarely do. */
     static final Duration CAPABILITIES_TTL = Duration.ofMinutes(10);
-    /** How far CloudStack's clock may be behind the operator's when job times are compared. */
-    public static final Duration CLOCK_SKEW = Duration.ofMinutes(10);
 
     /** One command with its own parameters; whether it is a write comes from the command. */
     record ApiCall(CloudStackCommand command, Map<String, String> params) {
@@ -93,6 +91,10 @@ public final class CloudStackClient {
 
     public CloudStackCredentials credentials() {
         return credentials;
+    }
+
+    public CloudStackClientSettings settings() {
+        return settings;
     }
 
     // ---- Kubernetes clusters -------------------------------------------------------------
@@ -388,19 +390,15 @@ public final class CloudStackClient {
     }
 
     /**
-     * The key's own jobs of this command created since a write was asked for: how a write whose
-     * answer was lost is found instead of being sent twice (match the job's instance or result where
-     * the command names one). CloudStack's job times are its own clock, so jobs up to
-     * {@link #CLOCK_SKEW} earlier count too. ListAsyncJobsCmd's {@code startdate} is a day in the
-     * server's time zone (ParamProcessWorker parses it as yyyy-MM-dd), so a day earlier is asked for
-     * and the rest filtered here.
+     * The key's own async jobs created at or after {@code since}, with their commands: how a write
+     * whose answer was lost is found (match {@link AsyncJobResult#runs} and the job's instance).
+     * ListAsyncJobsCmd's {@code startdate} is a day in the server's time zone (ParamProcessWorker
+     * parses it as yyyy-MM-dd), so a day earlier is asked for and the rest filtered here.
      */
-    public List<AsyncJobResult> listAsyncJobs(CloudStackCommand command, Instant askedAt) {
-        Instant since = askedAt.minus(CLOCK_SKEW);
+    public List<AsyncJobResult> listAsyncJobs(Instant since) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("startdate", DateTimeFormatter.ISO_LOCAL_DATE.format(since.minus(Duration.ofDays(1)).atOffset(ZoneOffset.UTC)));
         return listAll(CloudStackCommand.LIST_ASYNC_JOBS, params, "asyncjobs", AsyncJobResult.class).stream()
-                .filter(job -> job.runs(command.commandClass()))
                 .filter(job -> CloudStackTimestamps.parse(job.created()).map(created -> !created.isBefore(since)).orElse(true))
                 .toList();
     }

@@ -69,6 +69,15 @@ public record CloudStackClientSettings(
                 asyncJobInitialPollInterval, asyncJobMaxPollInterval, pageSize, signatureLifetime, reads, unsentWrites);
     }
 
+    /**
+     * How long after a write was sent CloudStack may still take it: a signed request is refused once its
+     * {@code expires} passed (its lifetime, plus the call timeout for a server clock that runs behind);
+     * without expiring signatures, as long as the longest a request can wait in front of a server.
+     */
+    public Duration unansweredWriteWindow() {
+        return signsWithExpiry() ? signatureLifetime.plus(callTimeout) : Duration.ofMinutes(15);
+    }
+
     public boolean signsWithExpiry() {
         return signatureLifetime != null && !signatureLifetime.isZero() && !signatureLifetime.isNegative();
     }

@@ -165,17 +165,10 @@ public class CloudStackException extends RuntimeException {
 
     /**
      * A write that may or may not have happened: the request may have reached the server but no
-     * CloudStack answer came back (dropped connection, read timeout, a proxy's error page), or its
-     * job was still running when the wait ended. CloudStack's state must be read before deciding.
+     * complete CloudStack answer came back, or its job was still running when the wait ended.
+     * CloudStack's state must be read before deciding ({@link WriteFailure}).
      */
     public boolean outcomeUnknown() {
-        return switch (kind) {
-            case TRANSPORT_ERROR -> !requestNeverSent;
-            // A proxy's 5xx (or a 2xx page that is not CloudStack's) may come after the server acted;
-            // its 3xx/4xx pages mean the request was turned away before it got there.
-            case HTTP_ERROR -> httpStatus >= 500 || httpStatus >= 200 && httpStatus < 300;
-            case JOB_TIMEOUT -> true;
-            case API_ERROR, JOB_FAILED -> false;
-        };
+        return WriteFailure.of(this) == WriteFailure.UNKNOWN;
     }
 }

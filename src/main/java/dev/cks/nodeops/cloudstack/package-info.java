@@ -22,9 +22,11 @@
  * release adds fields and empty lists arrive as {@code {}}.</li>
  * <li>The client sends only the commands of {@link dev.cks.nodeops.cloudstack.CloudStackCommand},
  * which are the API key's documented least-privilege role. CloudStack runs an async command's own
- * checks inside the job, so a refused scale or detach is a failed job, not an error answer; a write
- * whose outcome is unknown ({@code CloudStackException.outcomeUnknown}) is looked up with
- * {@code listAsyncJobs}, never sent again.</li>
+ * checks inside the job, so a refused scale or detach is a failed job, not an error answer. A failed
+ * write is classified ({@link dev.cks.nodeops.cloudstack.WriteFailure}): refused before execution, or
+ * unknown; an unknown one is looked up ({@link dev.cks.nodeops.cloudstack.LostAnswer}: CloudStack's
+ * state, then {@code listAsyncJobs}) and sent again only when it left no trace and its signature has
+ * expired, so CloudStack can no longer take it.</li>
  * </ul>
  */
 package dev.cks.nodeops.cloudstack;

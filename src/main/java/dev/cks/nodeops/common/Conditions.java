@@ -17,6 +17,8 @@ public final class Conditions {
     public static final String WAITING = "Waiting";
     public static final String IN_SYNC = "InSync";
     public static final String CLOUDSTACK_REACHABLE = "CloudStackReachable";
+    /** VMMapAudit: whether the operator's view of the Nodes is current (it may list them and its watch runs). */
+    public static final String NODES_READABLE = "NodesReadable";
 
     private static final int MAX_MESSAGE = 32 * 1024;
 

@@ -1,11 +1,14 @@
 package dev.cks.nodeops.common;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
@@ -15,11 +18,15 @@ import io.micrometer.core.instrument.MeterRegistry;
 /**
  * Two replicas are safe: only the holder of the Lease reconciles. The identity must differ per
  * process (two local processes may share a host name), hence the pid. `cks_operator_leader` is 1 on the
- * replica that holds the Lease, so "no replica leads" is an alert.
+ * replica that holds the Lease, so "no replica leads" is an alert. Timings: see
+ * {@link OperatorSettings.LeaderElection}.
  */
 @Singleton
 public class LeaderElection extends LeaderElectionConfiguration {
     public static final String LEADER_METRIC = "cks.operator.leader";
+    /** The exit status of a replica that lost the Lease. */
+    public static final int LOST_LEASE_EXIT_STATUS = 3;
+    private static final Logger LOG = Logger.getLogger(LeaderElection.class);
 
     @Inject
     public LeaderElection(OperatorSettings settings, MeterRegistry registry) {
@@ -27,11 +34,27 @@ public class LeaderElection extends LeaderElectionConfiguration {
     }
 
     private LeaderElection(OperatorSettings settings, MeterRegistry registry, AtomicInteger leading) {
-        super("cks-node-operator-leader", settings.namespace(), LEASE_DURATION_DEFAULT_VALUE, RENEW_DEADLINE_DEFAULT_VALUE,
-                RETRY_PERIOD_DEFAULT_VALUE, settings.leaderElection().identity().orElseGet(LeaderElection::defaultIdentity),
-                new LeaderCallbacks(() -> leading.set(1), () -> leading.set(0), leader -> { }), true);
+        super("cks-node-operator-leader", settings.namespace(), Duration.ofSeconds(settings.leaderElection().leaseDurationSeconds()),
+                Duration.ofSeconds(settings.leaderElection().renewDeadlineSeconds()),
+                Duration.ofSeconds(settings.leaderElection().retryPeriodSeconds()),
+                settings.leaderElection().identity().orElseGet(LeaderElection::defaultIdentity),
+                new LeaderCallbacks(() -> leading.set(1), () -> {
+                    leading.set(0);
+                    stopAtOnce();
+                }, leader -> LOG.infof("The leader is %s.", leader)), true);
         Gauge.builder(LEADER_METRIC, leading, AtomicInteger::get).description("1 while this replica holds the leader Lease")
                 .strongReference(true).register(registry);
+    }
+
+    /**
+     * The Lease is lost: no write may follow, as another replica may take over. A graceful exit would let
+     * reconciles in flight finish (status patches, evictions, CloudStack calls), so the process halts
+     * at once; its Deployment starts it again as a standby.
+     */
+    private static void stopAtOnce() {
+        LOG.error("Lost the leader Lease (not renewed within the renew deadline): halting now so that no write follows.");
+        System.err.flush();
+        Runtime.getRuntime().halt(LOST_LEASE_EXIT_STATUS);
     }
 
     private static String defaultIdentity() {

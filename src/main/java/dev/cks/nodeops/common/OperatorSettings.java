@@ -22,9 +22,24 @@ public interface OperatorSettings {
 
     LeaderElection leaderElection();
 
+    /**
+     * The leader Lease. The leader keeps leading while it fails to renew for up to renewDeadlineSeconds,
+     * so an API-server outage shorter than that (the ~90 s of `kubeadm upgrade apply` on a single
+     * control plane) costs no failover; then it stops at once. Another replica takes the Lease only
+     * leaseDurationSeconds after its last renewal, so the two never work at the same time.
+     */
     interface LeaderElection {
         /** This replica's name in the Lease; the chart sets the pod's name. */
         Optional<String> identity();
+
+        @WithDefault("150")
+        int leaseDurationSeconds();
+
+        @WithDefault("120")
+        int renewDeadlineSeconds();
+
+        @WithDefault("5")
+        int retryPeriodSeconds();
     }
 
     interface Drain {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 
 /** How nodes are drained; the names follow `kubectl drain`'s flags. */
@@ -12,11 +13,14 @@ public class DrainOptions {
 
     // No schema defaults for these three: when a CR leaves them out, the operator's global settings
     // (Helm values drain.*) apply, which a schema default would hide.
-    @JsonPropertyDescription("Timeout of one drain attempt in seconds; unset or below 1 means the operator's setting (300 unless changed).")
+    @JsonPropertyDescription("Timeout of one drain attempt in seconds; unset or 0 means the operator's setting (300 unless changed).")
+    @Min(0)
+    @Max(86400)
     private Integer timeoutSeconds;
 
     @JsonPropertyDescription("How many times a failed drain is tried again; attempts = retries + 1. Unset means the operator's setting (2 unless changed).")
     @Min(0)
+    @Max(100)
     private Integer retries;
 
     @JsonPropertyDescription("Seconds to wait between drain attempts. Unset means the operator's setting (30 unless changed).")

@@ -36,7 +36,7 @@ public final class Cordon {
         if (node == null) {
             return Decision.CORDONED_BEFORE;
         }
-        if (operation.equals(cordonedBy(node))) {
+        if (NodeLock.names(cordonedBy(node), operation)) {
             return Decision.OURS;
         }
         return NodeReadiness.isUnschedulable(node) ? Decision.CORDONED_BEFORE : Decision.CORDON;
@@ -44,7 +44,7 @@ public final class Cordon {
 
     /** Pure: whether this operation may uncordon the node: only when the node says we cordoned it. */
     public static boolean mayUncordon(Node node, String operation) {
-        return node != null && operation.equals(cordonedBy(node));
+        return node != null && NodeLock.names(cordonedBy(node), operation);
     }
 
     /**

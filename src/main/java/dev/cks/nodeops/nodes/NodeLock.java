@@ -2,6 +2,7 @@ package dev.cks.nodeops.nodes;
 
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 import dev.cks.nodeops.common.NodeAnnotations;
 import io.fabric8.kubernetes.api.model.Node;
@@ -11,9 +12,12 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
- * Only one operation may own a node at a time: the owner is named in an annotation on the Node.
- * Taking the lock is a merge patch carrying the node's resourceVersion, so two operators racing
- * for the same node cannot both win (the second gets a 409 and sees the first's name).
+ * Only one operation may own a node at a time: the owner is named in an annotation on the Node, as
+ * {@code <Kind>/<name>/<uid>}, so an operation re-created under the same name is not taken for the one
+ * before. Taking the lock is a merge patch carrying the node's resourceVersion, so two operators racing
+ * for the same node cannot both win (the second gets a 409 and sees the first's name). A lock whose
+ * owner is gone (deleted without its finalizer running, or re-created) is reclaimed, and with it a
+ * cordon that owner left, so no node stays locked or cordoned by nobody.
  */
 public final class NodeLock {
     public sealed interface Outcome {
@@ -28,15 +32,19 @@ public final class NodeLock {
     public record NodeMissing() implements Outcome {
     }
 
+    /** Taken over from an owner that no longer exists (with its cordon, if it left one). */
+    public record Reclaimed(String from) implements Outcome {
+    }
+
     private final KubernetesClient client;
 
     public NodeLock(KubernetesClient client) {
         this.client = client;
     }
 
-    /** The operation's name as it appears in the lock: `<Kind>/<name>`. */
-    public static String owner(String kind, String name) {
-        return kind + "/" + name;
+    /** The operation as it appears in the lock and cordon annotations: `<Kind>/<name>/<uid>`. */
+    public static String owner(String kind, String name, String uid) {
+        return kind + "/" + name + "/" + uid;
     }
 
     public static Optional<String> holder(Node node) {
@@ -44,21 +52,55 @@ public final class NodeLock {
         return Optional.ofNullable(annotations == null ? null : annotations.get(NodeAnnotations.LOCK));
     }
 
-    public Outcome acquire(String nodeName, String owner) {
+    /** The owner for people: `<Kind>/<name>`, without the uid. */
+    public static String display(String owner) {
+        int last = owner.lastIndexOf('/');
+        return last > owner.indexOf('/') ? owner.substring(0, last) : owner;
+    }
+
+    /** Whether an annotation names this owner; an older operator wrote `<Kind>/<name>` without the uid. */
+    public static boolean names(String annotation, String owner) {
+        return annotation != null && (annotation.equals(owner) || owner.startsWith(annotation + "/") && annotation.indexOf('/') == annotation.lastIndexOf('/'));
+    }
+
+    /** Pure: what locking the node means for this owner, given which holders are gone. */
+    public static Outcome decide(Node node, String owner, Predicate<String> gone) {
+        if (node == null) {
+            return new NodeMissing();
+        }
+        Optional<String> holder = holder(node);
+        if (holder.isEmpty() || names(holder.get(), owner)) {
+            return new Acquired();
+        }
+        return gone.test(holder.get()) ? new Reclaimed(holder.get()) : new HeldBy(holder.get());
+    }
+
+    /**
+     * The merge patch that takes the lock for the owner; reclaiming, the cordon the gone owner left is
+     * taken over too, so this owner uncordons the node when it gives it back.
+     */
+    public static String lockPatch(Node node, String owner, Optional<String> reclaimedFrom) {
+        boolean takesCordon = reclaimedFrom.isPresent() && reclaimedFrom.get().equals(Cordon.cordonedBy(node));
+        return "{\"metadata\":{\"resourceVersion\":\"" + node.getMetadata().getResourceVersion() + "\",\"annotations\":{\"" + NodeAnnotations.LOCK
+                + "\":\"" + owner + "\"" + (takesCordon ? ",\"" + NodeAnnotations.CORDONED_BY + "\":\"" + owner + "\"" : "") + "}}}";
+    }
+
+    /**
+     * Takes the node's lock for the owner; idempotent.
+     *
+     * @param gone whether a holder's operation no longer exists (its lock may be reclaimed)
+     */
+    public Outcome acquire(String nodeName, String owner, Predicate<String> gone) {
         for (int attempt = 0; attempt < 3; attempt++) {
             Node node = client.nodes().withName(nodeName).get();
-            if (node == null) {
-                return new NodeMissing();
+            Outcome outcome = decide(node, owner, gone);
+            if (outcome instanceof NodeMissing || outcome instanceof HeldBy || outcome instanceof Acquired && holder(node).isPresent()) {
+                return outcome;
             }
-            Optional<String> holder = holder(node);
-            if (holder.isPresent()) {
-                return holder.get().equals(owner) ? new Acquired() : new HeldBy(holder.get());
-            }
-            String patch = "{\"metadata\":{\"resourceVersion\":\"" + node.getMetadata().getResourceVersion()
-                    + "\",\"annotations\":{\"" + NodeAnnotations.LOCK + "\":\"" + owner + "\"}}}";
+            Optional<String> reclaimed = outcome instanceof Reclaimed r ? Optional.of(r.from()) : Optional.empty();
             try {
-                client.nodes().withName(nodeName).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-                return new Acquired();
+                client.nodes().withName(nodeName).patch(PatchContext.of(PatchType.JSON_MERGE), lockPatch(node, owner, reclaimed));
+                return outcome;
             } catch (KubernetesClientException e) {
                 if (e.getCode() != 409) {
                     throw e;
@@ -67,15 +109,18 @@ public final class NodeLock {
             }
         }
         Node node = client.nodes().withName(nodeName).get();
-        return node == null ? new NodeMissing() : holder(node).<Outcome>map(h -> h.equals(owner) ? new Acquired() : new HeldBy(h))
-                .orElseThrow(() -> new IllegalStateException("could not lock node " + nodeName + ": it kept changing"));
+        Outcome outcome = decide(node, owner, holder -> false);
+        if (outcome instanceof Acquired && node != null && holder(node).isEmpty()) {
+            throw new IllegalStateException("could not lock node " + nodeName + ": it kept changing");
+        }
+        return outcome;
     }
 
     /** Releases the lock if this operation holds it; a lock held by another operation is left alone. */
     public void release(String nodeName, String owner) {
         for (int attempt = 0; attempt < 5; attempt++) {
             Node node = client.nodes().withName(nodeName).get();
-            if (node == null || !holder(node).map(owner::equals).orElse(false)) {
+            if (node == null || !holder(node).map(holder -> names(holder, owner)).orElse(false)) {
                 return;
             }
             String patch = "{\"metadata\":{\"resourceVersion\":\"" + node.getMetadata().getResourceVersion()

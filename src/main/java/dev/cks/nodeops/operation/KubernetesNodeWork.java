@@ -3,6 +3,7 @@ package dev.cks.nodeops.operation;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -25,9 +26,13 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 
 /** {@link NodeWork} on the API server. */
 public final class KubernetesNodeWork implements NodeWork {
+    /** Where the operations that lock nodes live (ScaleDown, NodeUpgrade: cluster-scoped). */
+    private static final String GROUP = "nodeops.cks.dev";
+    private static final String VERSION = "v1alpha1";
     private final KubernetesClient client;
     private final Supplier<List<Node>> allNodes;
     private final Function<String, Optional<Node>> oneNode;
@@ -69,7 +74,21 @@ public final class KubernetesNodeWork implements NodeWork {
 
     @Override
     public NodeLock.Outcome lock(String node, String owner) {
-        return locks.acquire(node, owner);
+        return locks.acquire(node, owner, this::ownerGone);
+    }
+
+    @Override
+    public boolean ownerGone(String owner) {
+        String[] parts = owner.split("/");
+        if (parts.length != 3) {
+            // Written by an older operator without the uid: whether it is the same operation cannot be told, so it is never taken.
+            return false;
+        }
+        // A list by name: the operator lists and watches its CRs already, and needs no get on them.
+        return client.genericKubernetesResources(new ResourceDefinitionContext.Builder().withGroup(GROUP).withVersion(VERSION)
+                .withKind(parts[0]).withPlural(parts[0].toLowerCase(Locale.ROOT) + "s").withNamespaced(false).build())
+                .withField("metadata.name", parts[1]).list().getItems().stream()
+                .noneMatch(found -> parts[2].equals(found.getMetadata().getUid()));
     }
 
     @Override

@@ -24,8 +24,11 @@ public interface NodeWork {
 
     Optional<Node> node(String name);
 
-    /** Takes the node's lock for the owner ({@code <Kind>/<name>}); idempotent. */
+    /** Takes the node's lock for the owner ({@code <Kind>/<name>/<uid>}), reclaiming one whose owner is gone; idempotent. */
     NodeLock.Outcome lock(String node, String owner);
+
+    /** Whether the operation a lock or cordon annotation names no longer exists (deleted, or re-created with another uid). */
+    boolean ownerGone(String owner);
 
     /** Cordons the node for the owner, recording on the node that the owner did; idempotent. */
     Cordoning cordon(String node, String owner);

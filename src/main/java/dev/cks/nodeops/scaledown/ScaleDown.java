@@ -1,6 +1,7 @@
 package dev.cks.nodeops.scaledown;
 
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Categories;
 import io.fabric8.kubernetes.model.annotation.Group;
@@ -18,5 +19,7 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Node", jsonPath = ".status.currentNode", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
 @AdditionalPrinterColumn(name = "Message", jsonPath = ".status.message", type = AdditionalPrinterColumn.Type.STRING, priority = 1)
+// The name is written into node annotations (the lock, the cordon) and Job labels, whose values hold at most 63 characters.
+@ValidationRule(value = "size(self.metadata.name) <= 63", message = "metadata.name may have at most 63 characters: it names the operation in node annotations and labels")
 public class ScaleDown extends CustomResource<ScaleDownSpec, ScaleDownStatus> {
 }

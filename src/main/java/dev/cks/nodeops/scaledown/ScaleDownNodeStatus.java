@@ -15,9 +15,9 @@ public class ScaleDownNodeStatus extends NodeProgress {
     private String cordonedAt;
     /** Why the node counts as down (NotReady, VM stopped); set only for SkippedDown. */
     private String downReason;
-    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers. */
+    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers (or found after a lost answer). */
     private String removalJobId;
-    /** DestroyVM: when the VM was dropped from the map and its destroy asked for, recorded before the call. */
+    /** DestroyVM: when destroyVirtualMachine was sent, written before it is sent (set without a job id: the outcome is looked up). */
     private String removalRequestedAt;
 
     public Phase getPhase() { return phase; }

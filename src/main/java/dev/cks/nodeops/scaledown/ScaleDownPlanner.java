@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -98,7 +99,7 @@ final class ScaleDownPlanner {
             targets = picked.get();
         }
 
-        List<String> refusals = new ArrayList<>(ScaleDownTargets.refusals(targets, nodesByName, owner));
+        List<String> refusals = new ArrayList<>(ScaleDownTargets.refusals(targets, nodesByName, owner, work::ownerGone));
         refusals.addAll(ScaleDownTargets.cloudStackRefusals(targets, cluster, spec.getRemoval()));
         if (!refusals.isEmpty()) {
             return new Refused(String.join("\n", refusals));
@@ -132,26 +133,36 @@ final class ScaleDownPlanner {
         }
     }
 
-    /** Locks every target for the owner; the refusal when another operation got one first or a node went away. */
-    Optional<String> lock(List<String> targets, String owner) {
+    /**
+     * Locks every target for the owner, then checks again, with every lock in place, that a schedulable
+     * worker no other operation holds remains: two ScaleDowns planned at the same moment each saw the
+     * other's nodes as staying, and only the locks tell them apart (both may be refused; never both go on).
+     * The refusal when another operation got a node first, a node went away, or no worker would remain.
+     *
+     * @param reclaimed told each lock taken over from an operation that no longer exists
+     */
+    Optional<String> lock(List<String> targets, String owner, Consumer<String> reclaimed) {
         for (String target : targets) {
             NodeLock.Outcome outcome = work.lock(target, owner);
             if (outcome instanceof NodeLock.HeldBy held) {
-                return Optional.of("Node " + target + " was locked by " + held.owner()
+                return Optional.of("Node " + target + " was locked by " + NodeLock.display(held.owner())
                         + " while this ScaleDown started; wait until that operation has finished, then create this ScaleDown again.");
             }
             if (outcome instanceof NodeLock.NodeMissing) {
                 return Optional.of("Node " + target + " was deleted while this ScaleDown started; remove it from spec.nodeNames.");
             }
+            if (outcome instanceof NodeLock.Reclaimed taken) {
+                reclaimed.accept("Took over the lock of node " + target + " from " + NodeLock.display(taken.from()) + ", which no longer exists.");
+            }
         }
-        return Optional.empty();
+        return ScaleDownTargets.noWorkerLeft(targets, work.nodes(), owner, work::ownerGone);
     }
 
     private Optional<List<String>> pickByCount(int count, Map<String, Node> nodesByName, KubernetesCluster cluster, String owner,
             DrainOptions drain, Instant now) {
         Map<String, Integer> evictable = work.evictablePods(drain, now);
         List<ScaleDownTargets.Candidate> candidates = nodesByName.values().stream()
-                .filter(node -> ScaleDownTargets.isCandidate(node, cluster, owner))
+                .filter(node -> ScaleDownTargets.isCandidate(node, cluster, owner, work::ownerGone))
                 .map(node -> new ScaleDownTargets.Candidate(node.getMetadata().getName(),
                         evictable.getOrDefault(node.getMetadata().getName(), 0), ScaleDownTargets.createdAt(node)))
                 .toList();

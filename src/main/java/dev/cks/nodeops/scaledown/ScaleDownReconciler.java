@@ -19,8 +19,11 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
@@ -51,6 +54,7 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 @GradualRetry(maxAttempts = -1, initialInterval = 2000, maxInterval = 30000)
 public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<ScaleDown> {
     static final String KIND = "ScaleDown";
+    static final String LOCK_RECLAIMED = "LockReclaimed";
     /** How often a ScaleDown waiting for CloudStack (busy cluster, unreachable API) looks again. */
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
 
@@ -86,6 +90,9 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             return UpdateControl.noUpdate();
         }
         Instant now = clock.instant();
+        if (status.getRollback() != null) {
+            return recorder.step(resource, List.of(), now, () -> finishRollBack(resource, now));
+        }
         return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> switch (status.getPhase() == null
                 ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
             case Pending, Waiting -> plan(resource, now);
@@ -102,12 +109,25 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         return recorder.retrying(resource, e, clock.instant());
     }
 
-    /** Deleting a ScaleDown half-way leaves no node cordoned or locked by it; once removal was asked for, nothing is undone. */
+    /**
+     * Deleting a ScaleDown half-way leaves no node cordoned or locked by it: before removal, what it
+     * cordoned is given back; once removal has begun, the removal is finished first (the finalizer stays
+     * until CloudStack's outcome is known), then whatever is still in the cluster is given back.
+     */
     @Override
     public DeleteControl cleanup(ScaleDown resource, Context<ScaleDown> context) {
         ScaleDownStatus status = resource.getStatus();
-        if (status != null && status.getRemoval() == null && !status.finished()) {
-            targetNames(status).forEach(node -> work.release(node, owner(resource), true));
+        if (status != null && status.getRemoval() != null && !status.finished()) {
+            Step step = removal.step(resource, clock.instant());
+            store.persist(resource);
+            if (!step.isFinished()) {
+                return DeleteControl.noFinalizerRemoval().rescheduleAfter(step.after());
+            }
+        } else if (status != null && !status.finished()) {
+            for (String node : targetNames(status)) {
+                work.release(node, owner(resource), true);
+                KillPoint.SCALEDOWN_DELETED_RELEASED.reached();
+            }
         }
         return DeleteControl.defaultDelete();
     }
@@ -135,10 +155,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         // The picked nodes are recorded before they are locked, so a restart in between releases or keeps exactly these.
         status.setTargetNodes(String.join(",", planned.targets()));
         store.persist(resource);
-        Optional<String> lockRefusal = planner.lock(planned.targets(), owner(resource));
+        Optional<String> lockRefusal = planner.lock(planned.targets(), owner(resource), note -> recorder.event(resource, LOCK_RECLAIMED, note));
         if (lockRefusal.isPresent()) {
             return refuse(resource, lockRefusal.get(), now);
         }
+        KillPoint.SCALEDOWN_LOCKED.reached();
         status.setNodes(planned.nodes());
         status.setStartedAt(Timestamps.format(now));
         status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
@@ -170,6 +191,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
                 continue;
             }
             NodeWork.Cordoning cordoning = work.cordon(node.getName(), owner(resource));
+            KillPoint.SCALEDOWN_CORDONED.reached();
             if (cordoning instanceof NodeWork.NotCordoned failed) {
                 return rollBack(resource, node, "CordonFailed", failed.reason(), now);
             }
@@ -188,6 +210,12 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         ScaleDownStatus status = resource.getStatus();
         Optional<ScaleDownNodeStatus> next = ScaleDownSteps.nextToDrain(status.getNodes());
         if (next.isEmpty()) {
+            Optional<String> notOurs = notCordonedByUs(resource);
+            if (notOurs.isPresent()) {
+                ScaleDownNodeStatus node = status.getNodes().stream().filter(n -> n.getName().equals(notOurs.get())).findFirst().orElseThrow();
+                return rollBack(resource, node, "NodeUncordoned", "Node " + node.getName() + " is no longer cordoned by this ScaleDown "
+                        + "(uncordoned by someone else, or its cordon record is gone), so pods may have moved onto it; it is not removed.", now);
+            }
             status.setPhase(ScaleDownStatus.Phase.Removing);
             status.setCurrentNode(null);
             recorder.event(resource, "AllDrained", "Every node is drained: " + status.getTargetNodes() + ".");
@@ -216,6 +244,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         status.setCurrentNode(node.getName());
         DrainTick tick = work.drainTick(node, drainOptions(resource), deadline, now);
+        KillPoint.SCALEDOWN_DRAIN_STEP.reached();
         recorder.drainTick(resource, node.getName(), tick, now);
         switch (tick.outcome()) {
             case DONE -> {
@@ -240,23 +269,45 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     /**
      * Puts back what this ScaleDown changed before removal: every node it cordoned (as the node's own
      * annotation says, so also one cordoned just before a restart) is uncordoned, its locks released,
-     * nothing removed.
+     * nothing removed. The rollback is written first, so a restart half-way finishes it.
      */
     private Step rollBack(ScaleDown resource, ScaleDownNodeStatus failed, String reason, String why, Instant now) {
+        ScaleDownStatus.RollbackStatus rollback = new ScaleDownStatus.RollbackStatus();
+        rollback.setReason(reason);
+        rollback.setCause("Rolled back because of node " + failed.getName() + ": " + why);
+        resource.getStatus().setRollback(rollback);
+        store.persist(resource);
+        return finishRollBack(resource, now);
+    }
+
+    private Step finishRollBack(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         List<String> uncordoned = new ArrayList<>();
         for (String name : targetNames(status)) {
             if (work.release(name, owner(resource), true)) {
                 uncordoned.add(name);
             }
+            KillPoint.SCALEDOWN_ROLLBACK_RELEASED.reached();
         }
-        status.getNodes().stream().filter(n -> uncordoned.contains(n.getName()) && n.getPhase() != Phase.Failed)
+        // Uncordoned now, or (a restart half-way) by the rollback before: a node we cordoned that no longer says so.
+        status.getNodes().stream().filter(n -> n.getPhase() != Phase.Failed)
+                .filter(n -> uncordoned.contains(n.getName()) || Boolean.TRUE.equals(n.getCordonedByUs()) && !isCordonedBy(n.getName(), owner(resource)))
                 .forEach(n -> n.setPhase(Phase.Uncordoned));
-        String message = "Rolled back because of node " + failed.getName() + ": " + why + "\nNothing was removed; "
+        String message = status.getRollback().getCause() + "\nNothing was removed; "
                 + (uncordoned.isEmpty() ? "no node needed uncordoning" : "uncordoned " + String.join(", ", uncordoned))
                 + ". Fix what blocks, then create a new ScaleDown.";
-        recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, reason, message, now);
+        recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, status.getRollback().getReason(), message, now);
         return Step.finished();
+    }
+
+    /** The first up node (one that was cordoned) whose own annotation no longer says this ScaleDown cordoned it. */
+    private Optional<String> notCordonedByUs(ScaleDown resource) {
+        return resource.getStatus().getNodes().stream().filter(n -> n.getPhase() != Phase.SkippedDown && n.getDownReason() == null)
+                .map(ScaleDownNodeStatus::getName).filter(name -> !isCordonedBy(name, owner(resource))).findFirst();
+    }
+
+    private boolean isCordonedBy(String name, String owner) {
+        return work.node(name).map(node -> Cordon.mayUncordon(node, owner) && NodeReadiness.isUnschedulable(node)).orElse(false);
     }
 
     private DrainOptions drainOptions(ScaleDown resource) {
@@ -269,6 +320,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     }
 
     static String owner(ScaleDown resource) {
-        return NodeLock.owner(KIND, resource.getMetadata().getName());
+        return NodeLock.owner(KIND, resource.getMetadata().getName(), resource.getMetadata().getUid());
     }
 }

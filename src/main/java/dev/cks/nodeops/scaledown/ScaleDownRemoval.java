@@ -3,10 +3,11 @@ package dev.cks.nodeops.scaledown;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
@@ -16,10 +17,13 @@ import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.OwnerScope;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
+import dev.cks.nodeops.cloudstack.WriteFailure;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.Stage;
@@ -30,17 +34,20 @@ import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
 
 /**
  * The last phase of a ScaleDown: every node is drained, so the VMs go, through CloudStack. It runs to
- * the end even past the deadline. Each CloudStack write is recorded in status before it is sent and
- * its job id right after, so a restarted operator polls the same job instead of asking again.
+ * the end even past the deadline. Every CloudStack write is sent once: the time it is sent is written
+ * to status before, its job id right after. A write whose answer is lost, or one a restarted operator
+ * finds sent but without a job, is looked up ({@link LostAnswer}: what CloudStack shows, then the key's
+ * jobs, then time) and never assumed done or undone; only a request CloudStack provably never took is
+ * sent again. What is reported removed is what CloudStack shows removed.
  */
 final class ScaleDownRemoval {
     static final Duration POLL_JOB = Duration.ofSeconds(2);
-    /**
-     * A destroy recorded as asked for, with no job and the VM still there, was never received (the
-     * operator stopped before sending, or the request was lost on the way) — unless CloudStack has
-     * since expunged the job of a destroy that failed. Within this time its record would still be there.
-     */
-    static final Duration ASK_AGAIN_WITHIN = Duration.ofHours(1);
+    static final Duration MAX_POLL_JOB = Duration.ofMinutes(1);
+    /** CloudStack cancels a job blocking others after job.cancel.threshold.minutes (60 by default): past this, say so. */
+    static final Duration SLOW_JOB = Duration.ofMinutes(60);
+    static final String ANSWER_LOST = "CloudStackAnswerLost";
+    /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
+    static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
 
     private final CloudStackAccess cloudStack;
     private final NodeWork work;
@@ -65,196 +72,328 @@ final class ScaleDownRemoval {
                     + e.getMessage() + "); removal goes on once it can.", now);
             return Step.after(recheckCloudStack);
         } catch (CloudStackException e) {
-            // No answer (or a read failed): what was asked is recorded, so the next look finds out what CloudStack did.
-            recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer during removal (" + e.getMessage()
-                    + "); what it did is looked up before anything is asked again.", now);
+            // A read (the cluster, a VM, the jobs) did not answer: nothing is decided without it.
+            recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer during the removal ("
+                    + e.getMessage() + "); asking again in " + recheckCloudStack.toSeconds() + "s.", now);
             return Step.after(recheckCloudStack);
         }
     }
 
-    /** CloudStackScale: one scaleKubernetesCluster with the VMs as nodeids, then its job is polled. */
+    // ---- CloudStackScale ---------------------------------------------------------------------
+
+    /** One scaleKubernetesCluster with the VMs as nodeids, then its job is polled. */
     private Step scaleStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
         CloudStackClient cs = cloudStack.client();
-        RemovalStatus removal = status.getRemoval();
-        if (removal == null) {
-            // Persist before act: a restart from here on never calls scaleKubernetesCluster a second time.
-            removal = recordRemovalStart(resource, vmIds, now);
-            recorder.event(resource, "RemovalRequested", "Asking CloudStack to remove VMs " + String.join(", ", vmIds)
-                    + " from Kubernetes cluster " + status.getClusterId() + " (scaleKubernetesCluster).");
-            try {
-                removal.setJobId(cs.startScaleKubernetesCluster(status.getClusterId(), vmIds));
-            } catch (CloudStackException e) {
-                if (e.outcomeUnknown()) {
-                    throw e;
-                }
-                return removalFailed(resource, "CloudStack refused scaleKubernetesCluster: " + e.getMessage(), vmIds, now);
-            }
-            store.persist(resource);
-            return Step.after(POLL_JOB);
+        RemovalStatus removal = status.getRemoval() == null ? startRemoval(resource, vmIds, now) : status.getRemoval();
+        if (removal.getJobId() != null) {
+            return pollScale(resource, cs, vmIds, now);
         }
-        if (removal.getJobId() == null) {
-            // The operator stopped between asking and hearing the job id, or the answer was lost: look instead of asking again.
-            List<AsyncJobResult> scaleJobs = jobsSince(CloudStackCommand.SCALE_KUBERNETES_CLUSTER, Timestamps.parse(removal.getStartedAt()));
-            if (scaleJobs.stream().anyMatch(AsyncJobResult::isPending)) {
-                recorder.progressing(resource, "Removing", "Waiting for the scaleKubernetesCluster asked before its answer was lost, "
-                        + "which CloudStack still runs.", now);
-                return Step.after(POLL_JOB);
-            }
-            KubernetesCluster cluster = cs.findKubernetesCluster(status.getClusterId()).orElse(null);
-            return switch (ScaleDownSteps.removalSeen(cluster, vmIds)) {
-                case DONE -> removalSucceeded(resource, now);
-                case IN_PROGRESS -> Step.after(POLL_JOB);
-                case NOT_STARTED -> removalFailed(resource, scaleJobs.stream().filter(AsyncJobResult::failed).reduce((a, b) -> b)
-                        .map(failed -> "CloudStack's scale job " + failed.jobId() + " (asked before the operator heard its id) failed: "
-                                + CloudStackResponses.jobError(failed).errorText() + ".")
-                        .orElse("Removal was requested from CloudStack, but the operator stopped before CloudStack answered and CloudStack "
-                                + "shows no scale of the cluster; to be safe it is not asked again. Check the cluster's async jobs in "
-                                + "CloudStack, then create a new ScaleDown for the nodes still there."), vmIds, now);
-            };
+        if (removal.getRequestedAt() != null) {
+            return lookForScale(resource, cs, vmIds, now);
         }
-        Optional<AsyncJobResult> job = poll(removal.getJobId());
-        if (job.isEmpty()) {
-            // CloudStack forgot the job while the operator was away: the cluster says what happened.
-            removal.setJobId(null);
-            store.persist(resource);
-            return Step.next();
+        // Persist before act: from here on a restart looks at CloudStack instead of asking again.
+        removal.setRequestedAt(Timestamps.format(now));
+        store.persist(resource);
+        KillPoint.SCALEDOWN_SCALE_INTENT.reached();
+        String jobId;
+        try {
+            jobId = cs.startScaleKubernetesCluster(status.getClusterId(), vmIds);
+        } catch (CloudStackException e) {
+            return writeFailed(resource, CloudStackCommand.SCALE_KUBERNETES_CLUSTER, e, now,
+                    () -> removalFailed(resource, "CloudStack refused scaleKubernetesCluster: " + e.getMessage(), now));
         }
-        if (job.get().isPending()) {
-            recorder.progressing(resource, "Removing", "Waiting for CloudStack job " + removal.getJobId() + " (scaleKubernetesCluster).", now);
-            return Step.after(POLL_JOB);
-        }
-        if (job.get().succeeded()) {
-            return removalSucceeded(resource, now);
-        }
-        CloudStackResponses.ApiError error = CloudStackResponses.jobError(job.get());
-        return removalFailed(resource, "CloudStack job " + removal.getJobId() + " (scaleKubernetesCluster) failed: " + error.errorText()
-                + " (error " + error.errorCode() + ").", vmIds, now);
+        KillPoint.SCALEDOWN_SCALE_ANSWERED.reached();
+        removal.setJobId(jobId);
+        store.persist(resource);
+        recorder.event(resource, "RemovalRequested", "Asked CloudStack to remove VMs " + String.join(", ", vmIds) + " from Kubernetes cluster "
+                + status.getClusterId() + " (scaleKubernetesCluster, job " + jobId + ").");
+        return Step.after(POLL_JOB);
     }
 
+    private Step pollScale(ScaleDown resource, CloudStackClient cs, List<String> vmIds, Instant now) {
+        RemovalStatus removal = resource.getStatus().getRemoval();
+        AsyncJobResult job;
+        try {
+            job = cs.queryAsyncJob(removal.getJobId());
+        } catch (CloudStackException e) {
+            if (!e.isUnknownId()) {
+                throw e;
+            }
+            // Jobs are purged after job.expire.minutes: what the job did is what the cluster shows.
+            return scaleOutcome(resource, cs, vmIds, "CloudStack no longer knows job " + removal.getJobId() + " (scaleKubernetesCluster)", now);
+        }
+        if (job.isPending()) {
+            recorder.progressing(resource, "Removing", pendingMessage("scaleKubernetesCluster", removal.getJobId(), removal.getRequestedAt(), now), now);
+            return Step.after(pollInterval(removal.getRequestedAt(), now));
+        }
+        if (job.succeeded()) {
+            KillPoint.SCALEDOWN_SCALE_DONE.reached();
+            return scaleOutcome(resource, cs, vmIds, null, now);
+        }
+        CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
+        return scaleOutcome(resource, cs, vmIds, "CloudStack job " + removal.getJobId() + " (scaleKubernetesCluster) failed: " + error.errorText()
+                + " (error " + error.errorCode() + ")", now);
+    }
+
+    /** A scale was sent but its job is not known: look at the cluster and the key's jobs. */
+    private Step lookForScale(ScaleDown resource, CloudStackClient cs, List<String> vmIds, Instant now) {
+        ScaleDownStatus status = resource.getStatus();
+        RemovalStatus removal = status.getRemoval();
+        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(status.getClusterId());
+        if (cluster.isEmpty()) {
+            return clusterNotFound(resource, now);
+        }
+        boolean done = !CloudStackAccess.isBusy(cluster.get()) && vmIds.stream().noneMatch(cluster.get().vmIds()::contains);
+        Instant requestedAt = Timestamps.parse(removal.getRequestedAt());
+        LostAnswer.Verdict verdict = LostAnswer.of(done, cs.listAsyncJobs(LostAnswer.jobsSince(requestedAt)), CloudStackCommand.SCALE_KUBERNETES_CLUSTER,
+                Optional.empty(), requestedAt, now, cs.settings().unansweredWriteWindow());
+        return followLostAnswer(resource, verdict, "scaleKubernetesCluster", () -> scaleOutcome(resource, cs, vmIds, null, now),
+                removal::setJobId, removal::setRequestedAt, now);
+    }
+
+    /** The end of a scale, decided from the VM map: what left it is removed, what is still in it is not. */
+    private Step scaleOutcome(ScaleDown resource, CloudStackClient cs, List<String> vmIds, String failure, Instant now) {
+        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(resource.getStatus().getClusterId());
+        if (cluster.isEmpty()) {
+            return clusterNotFound(resource, now);
+        }
+        if (CloudStackAccess.isBusy(cluster.get())) {
+            recorder.progressing(resource, "Removing", "CloudStack Kubernetes cluster " + cluster.get().name() + " is " + cluster.get().state()
+                    + "; the removal's outcome is read once it has settled.", now);
+            return Step.after(POLL_JOB);
+        }
+        ScaleDownSteps.RemovalSplit split = ScaleDownSteps.split(vmIds, Set.copyOf(cluster.get().vmIds()));
+        if (failure == null && split.remaining().isEmpty()) {
+            return removalSucceeded(resource, now);
+        }
+        String why = failure != null ? failure + "." : "The scale ended but CloudStack still lists VMs " + String.join(", ", split.remaining())
+                + " in the cluster.";
+        return removalFailed(resource, why, split, now);
+    }
+
+    // ---- DestroyVM ---------------------------------------------------------------------------
+
     /**
-     * DestroyVM, one node at a time: delete the Node, drop its VM from the cluster's map, then destroy
-     * the VM and poll that job in later reconciles; each VM's removal is recorded before the next
-     * begins. The map entry goes first: CloudStack cannot drop an entry whose VM is already expunged
-     * (KubernetesClusterManagerImpl.removeVmsFromCluster fails the whole call).
+     * DestroyVM, one node at a time: delete the Node, drop its VM from the cluster's map (before it is
+     * expunged: CloudStack cannot drop a map entry whose VM is gone), destroy the VM and poll that job.
+     * Each node's removal is recorded before the next begins.
      */
     private Step destroyStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
-        List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
-        CloudStackClient cs = cloudStack.client();
-        RemovalStatus removal = status.getRemoval() != null ? status.getRemoval() : recordRemovalStart(resource, vmIds, now);
+        if (status.getRemoval() == null) {
+            startRemoval(resource, ScaleDownSteps.vmIds(status.getNodes()), now);
+            store.persist(resource);
+        }
         Optional<ScaleDownNodeStatus> next = status.getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst();
         if (next.isEmpty()) {
             return removalSucceeded(resource, now);
         }
         ScaleDownNodeStatus node = next.get();
-        if (node.getRemovalJobId() == null && node.getRemovalRequestedAt() != null) {
-            // Asked before a restart or a lost answer: find that destroy's job (it names the VM) instead of asking again.
-            List<AsyncJobResult> destroys = jobsSince(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, Timestamps.parse(node.getRemovalRequestedAt()))
-                    .stream().filter(job -> node.getVmId().equals(job.jobInstanceId())).toList();
-            if (!destroys.isEmpty()) {
-                node.setRemovalJobId(destroys.get(destroys.size() - 1).jobId());
-                store.persist(resource);
-            } else if (vmGone(cs, status.getClusterId(), node.getVmId())) {
-                return nodeRemoved(resource, removal, node);
-            } else if (!Timestamps.parse(node.getRemovalRequestedAt()).isAfter(now.minus(ASK_AGAIN_WITHIN))) {
-                // Long enough ago that CloudStack may have dropped the record of a destroy that failed: not asked again.
-                return removalFailed(resource, "VM " + node.getVmId() + " of node " + node.getName() + " is still there, though its destroy was "
-                        + "asked for at " + node.getRemovalRequestedAt() + " and CloudStack keeps no job of it any more; to be safe it is not "
-                        + "asked again. The VM is no longer in the cluster's VM map; destroy it in CloudStack, or add it back to the map.",
-                        removal.getRemainingVmIds(), now);
-            }
+        CloudStackClient cs = cloudStack.client();
+        if (node.getRemovalJobId() != null) {
+            return pollDestroy(resource, cs, node, now);
         }
-        if (node.getRemovalJobId() == null) {
-            // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
-            work.delete(node.getName());
-            try {
-                // A VM no longer in the map counts as dropped, so this is safe to repeat.
-                cs.removeVirtualMachinesFromKubernetesCluster(status.getClusterId(), List.of(node.getVmId()));
-            } catch (CloudStackException e) {
-                if (e.outcomeUnknown()) {
-                    throw e;
-                }
-                return removalFailed(resource, "CloudStack did not drop VM " + node.getVmId() + " of node " + node.getName()
-                        + " from the cluster's VM map: " + e.getMessage(), removal.getRemainingVmIds(), now);
-            }
-            node.setRemovalRequestedAt(Timestamps.format(now));
-            store.persist(resource);
-            try {
-                node.setRemovalJobId(cs.startDestroyVirtualMachine(node.getVmId()));
-            } catch (CloudStackException e) {
-                if (e.outcomeUnknown()) {
-                    throw e;
-                }
-                return removalFailed(resource, "CloudStack refused to destroy VM " + node.getVmId() + " of node " + node.getName()
-                        + " (it is no longer in the cluster's VM map): " + e.getMessage(), removal.getRemainingVmIds(), now);
-            }
-            store.persist(resource);
-            return Step.after(POLL_JOB);
+        if (node.getRemovalRequestedAt() != null) {
+            return lookForDestroy(resource, cs, node, now);
         }
-        Optional<AsyncJobResult> job = poll(node.getRemovalJobId());
-        if (job.isEmpty()) {
-            // CloudStack forgot the job while the operator was away: the VM says what happened.
-            node.setRemovalJobId(null);
-            store.persist(resource);
-            return Step.next();
+        // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
+        work.delete(node.getName());
+        KillPoint.SCALEDOWN_DESTROY_NODE_DELETED.reached();
+        Optional<Step> unmapping = unmap(resource, cs, node, now);
+        if (unmapping.isPresent()) {
+            return unmapping.get();
         }
-        if (job.get().isPending()) {
-            recorder.progressing(resource, "Removing", "Waiting for CloudStack job " + node.getRemovalJobId() + " destroying VM "
-                    + node.getVmId() + " of node " + node.getName() + ".", now);
-            return Step.after(POLL_JOB);
+        node.setRemovalRequestedAt(Timestamps.format(now));
+        store.persist(resource);
+        KillPoint.SCALEDOWN_DESTROY_INTENT.reached();
+        String jobId;
+        try {
+            jobId = cs.startDestroyVirtualMachine(node.getVmId());
+        } catch (CloudStackException e) {
+            return writeFailed(resource, CloudStackCommand.DESTROY_VIRTUAL_MACHINE, e, now, () -> removalFailed(resource,
+                    "CloudStack refused to destroy VM " + node.getVmId() + " of node " + node.getName() + ": " + e.getMessage(), now));
         }
-        if (job.get().failed()) {
-            CloudStackResponses.ApiError error = CloudStackResponses.jobError(job.get());
-            return removalFailed(resource, "CloudStack job " + node.getRemovalJobId() + " could not destroy VM " + node.getVmId()
-                    + " of node " + node.getName() + " (it is no longer in the cluster's VM map): " + error.errorText()
-                    + " (error " + error.errorCode() + ").", removal.getRemainingVmIds(), now);
-        }
-        return nodeRemoved(resource, removal, node);
-    }
-
-    private Step nodeRemoved(ScaleDown resource, RemovalStatus removal, ScaleDownNodeStatus node) {
-        node.setPhase(Phase.Removed);
-        removal.getRemovedVmIds().add(node.getVmId());
-        removal.getRemainingVmIds().remove(node.getVmId());
-        recorder.event(resource, "NodeRemoved", "Deleted node " + node.getName() + ", dropped its VM " + node.getVmId()
-                + " from the cluster's map and destroyed it.");
-        return Step.next();
-    }
-
-    /** Expunged (not listed) or on its way out: a destroy asked for earlier did its work. */
-    private static boolean vmGone(CloudStackClient cs, String clusterId, String vmId) {
-        OwnerScope owner = cs.findKubernetesCluster(clusterId).map(KubernetesCluster::owner).orElse(OwnerScope.CALLER);
-        return cs.findVirtualMachine(owner, vmId).map(VirtualMachine::isGoingAway).orElse(true);
-    }
-
-    private List<AsyncJobResult> jobsSince(CloudStackCommand command, Instant asked) {
-        return cloudStack.client().listAsyncJobs(command, asked == null ? Instant.EPOCH : asked);
+        KillPoint.SCALEDOWN_DESTROY_ANSWERED.reached();
+        node.setRemovalJobId(jobId);
+        store.persist(resource);
+        return Step.after(POLL_JOB);
     }
 
     /**
-     * One look at a CloudStack job; empty when CloudStack no longer knows it (AsyncJobManagerImpl's GC
-     * task expunges a finished job job.expire.minutes, a day by default, after it ended).
+     * Drops the node's VM from an ExternalManaged cluster's map: looked up first, so the call is made only
+     * while the VM is still mapped (a restart, or an answer lost after CloudStack dropped it, finds it gone).
+     * Empty when the VM is out of the map and may be destroyed.
      */
-    private Optional<AsyncJobResult> poll(String jobId) {
+    private Optional<Step> unmap(ScaleDown resource, CloudStackClient cs, ScaleDownNodeStatus node, Instant now) {
+        String clusterId = resource.getStatus().getClusterId();
+        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(clusterId);
+        if (cluster.isEmpty()) {
+            return Optional.of(clusterNotFound(resource, now));
+        }
+        if (!cluster.get().vmIds().contains(node.getVmId())) {
+            return Optional.empty();
+        }
         try {
-            return Optional.of(cloudStack.client().queryAsyncJob(jobId));
+            cs.removeVirtualMachinesFromKubernetesCluster(clusterId, List.of(node.getVmId()));
         } catch (CloudStackException e) {
-            if (e.isUnknownId()) {
-                return Optional.empty();
+            return Optional.of(writeFailed(resource, CloudStackCommand.REMOVE_VIRTUAL_MACHINES_FROM_KUBERNETES_CLUSTER, e, now,
+                    () -> removalFailed(resource, "CloudStack refused to drop VM " + node.getVmId() + " of node " + node.getName()
+                            + " from the cluster's VM map: " + e.getMessage(), now)));
+        }
+        KillPoint.SCALEDOWN_UNMAP_ANSWERED.reached();
+        return Optional.empty();
+    }
+
+    private Step pollDestroy(ScaleDown resource, CloudStackClient cs, ScaleDownNodeStatus node, Instant now) {
+        AsyncJobResult job;
+        try {
+            job = cs.queryAsyncJob(node.getRemovalJobId());
+        } catch (CloudStackException e) {
+            if (!e.isUnknownId()) {
+                throw e;
             }
-            throw e;
+            return vmGone(cs, node.getVmId()) ? destroyed(resource, node, now)
+                    : removalFailed(resource, "CloudStack no longer knows job " + node.getRemovalJobId() + " destroying VM " + node.getVmId()
+                            + " of node " + node.getName() + ", and the VM is still there.", now);
+        }
+        if (job.isPending()) {
+            recorder.progressing(resource, "Removing", pendingMessage("destroyVirtualMachine of VM " + node.getVmId() + " (node " + node.getName() + ")",
+                    node.getRemovalJobId(), node.getRemovalRequestedAt(), now), now);
+            return Step.after(pollInterval(node.getRemovalRequestedAt(), now));
+        }
+        if (job.failed()) {
+            CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
+            return removalFailed(resource, "CloudStack job " + node.getRemovalJobId() + " could not destroy VM " + node.getVmId() + " of node "
+                    + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").", now);
+        }
+        KillPoint.SCALEDOWN_DESTROY_DONE.reached();
+        return destroyed(resource, node, now);
+    }
+
+    private Step lookForDestroy(ScaleDown resource, CloudStackClient cs, ScaleDownNodeStatus node, Instant now) {
+        Instant requestedAt = Timestamps.parse(node.getRemovalRequestedAt());
+        LostAnswer.Verdict verdict = LostAnswer.of(vmGone(cs, node.getVmId()), cs.listAsyncJobs(LostAnswer.jobsSince(requestedAt)),
+                CloudStackCommand.DESTROY_VIRTUAL_MACHINE, Optional.of(node.getVmId()), requestedAt, now, cs.settings().unansweredWriteWindow());
+        return followLostAnswer(resource, verdict, "destroyVirtualMachine of VM " + node.getVmId(), () -> destroyed(resource, node, now),
+                node::setRemovalJobId, node::setRemovalRequestedAt, now);
+    }
+
+    /** Expunged (no longer listed), or destroyed and waiting for CloudStack's expunge interval. */
+    private static boolean vmGone(CloudStackClient cs, String vmId) {
+        return cs.findVirtualMachine(OwnerScope.CALLER, vmId).map(ScaleDownRemoval::isDestroyed).orElse(true);
+    }
+
+    private static boolean isDestroyed(VirtualMachine vm) {
+        return "Destroyed".equalsIgnoreCase(vm.state()) || "Expunging".equalsIgnoreCase(vm.state()) || "Expunged".equalsIgnoreCase(vm.state());
+    }
+
+    private Step destroyed(ScaleDown resource, ScaleDownNodeStatus node, Instant now) {
+        RemovalStatus removal = resource.getStatus().getRemoval();
+        node.setPhase(Phase.Removed);
+        if (!removal.getRemovedVmIds().contains(node.getVmId())) {
+            removal.getRemovedVmIds().add(node.getVmId());
+        }
+        removal.getRemainingVmIds().remove(node.getVmId());
+        recorder.event(resource, "NodeRemoved", "Deleted node " + node.getName() + " and destroyed its VM " + node.getVmId() + ".");
+        return Step.next();
+    }
+
+    // ---- Shared ------------------------------------------------------------------------------
+
+    /**
+     * A write that did not go through: refused for good (the caller's failure), refused for now (asked
+     * again later: the request left no trace), or unknown (looked up from the next step on).
+     */
+    private Step writeFailed(ScaleDown resource, CloudStackCommand command, CloudStackException e, Instant now, Supplier<Step> refused) {
+        return switch (WriteFailure.of(e)) {
+            case REFUSED -> refused.get();
+            case REFUSED_FOR_NOW -> {
+                clearRequest(resource);
+                recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack turned " + command.apiName()
+                        + " away before acting on it (" + e.getMessage() + "); asking again in " + recheckCloudStack.toSeconds() + "s.", now);
+                yield Step.after(recheckCloudStack);
+            }
+            case UNKNOWN -> {
+                recorder.waiting(resource, ANSWER_LOST, "CloudStack's answer to " + command.apiName() + " was lost (" + e.getMessage()
+                        + "); it may have been done, so CloudStack's state and its jobs are read before anything else is decided.", now);
+                yield Step.after(POLL_JOB);
+            }
+        };
+    }
+
+    /** Nothing reached CloudStack: the request is no longer in flight (a synchronous write keeps no request time). */
+    private static void clearRequest(ScaleDown resource) {
+        RemovalStatus removal = resource.getStatus().getRemoval();
+        if (resource.getSpec().getRemoval() == ScaleDownSpec.Removal.CloudStackScale) {
+            removal.setRequestedAt(null);
+        } else {
+            resource.getStatus().getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst()
+                    .ifPresent(node -> node.setRemovalRequestedAt(null));
         }
     }
 
-    /** Removal begins: recorded and saved before anything is asked of CloudStack. */
-    private RemovalStatus recordRemovalStart(ScaleDown resource, List<String> vmIds, Instant now) {
+    /**
+     * Acts on what CloudStack shows of a write whose answer was lost: done; its job found (recorded and
+     * followed, also a failed one, whose failure is then reported); not yet (the request may still
+     * arrive); or never arrived (the request time is cleared, so the next step sends it again).
+     */
+    private Step followLostAnswer(ScaleDown resource, LostAnswer.Verdict verdict, String what, Supplier<Step> done,
+            Consumer<String> recordJob, Consumer<String> recordRequest, Instant now) {
+        if (verdict instanceof LostAnswer.Done) {
+            return done.get();
+        }
+        if (verdict instanceof LostAnswer.NotYet notYet) {
+            recorder.waiting(resource, ANSWER_LOST, "CloudStack shows no job and no effect of " + what + " yet; the request could still reach it until "
+                    + Timestamps.format(notYet.until()) + ", so it is not sent again before then; looking for it every "
+                    + LOOK_FOR_LATE_REQUEST.toSeconds() + "s.", now);
+            Instant next = now.plus(LOOK_FOR_LATE_REQUEST);
+            return Step.at(next.isBefore(notYet.until()) ? next : notYet.until(), now);
+        }
+        if (verdict instanceof LostAnswer.NeverArrived) {
+            recordRequest.accept(null);
+            store.persist(resource);
+            recorder.event(resource, "RequestResent", "CloudStack never received " + what + " (no job, no effect, and the request can no longer "
+                    + "be taken); sending it again.");
+            return Step.next();
+        }
+        String jobId = verdict instanceof LostAnswer.Running running ? running.jobId() : ((LostAnswer.Failed) verdict).job().jobId();
+        recordJob.accept(jobId);
+        store.persist(resource);
+        recorder.progressing(resource, "Removing", "Found CloudStack job " + jobId + " of " + what + ", whose answer was lost; following it.", now);
+        return Step.next();
+    }
+
+    private Step clusterNotFound(ScaleDown resource, Instant now) {
+        recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack does not list Kubernetes cluster "
+                + resource.getStatus().getClusterId() + " to these keys now; without it nothing is concluded about the removal. Looking again in "
+                + recheckCloudStack.toSeconds() + "s.", now);
+        return Step.after(recheckCloudStack);
+    }
+
+    /** A job is looked at every 2 s at first, less often the longer it runs (a tenth of its age, at most once a minute). */
+    static Duration pollInterval(String requestedAt, Instant now) {
+        Instant since = Timestamps.parse(requestedAt);
+        Duration tenth = since == null ? POLL_JOB : Duration.between(since, now).dividedBy(10);
+        return tenth.compareTo(POLL_JOB) < 0 ? POLL_JOB : tenth.compareTo(MAX_POLL_JOB) > 0 ? MAX_POLL_JOB : tenth;
+    }
+
+    private static String pendingMessage(String what, String jobId, String requestedAt, Instant now) {
+        Instant since = Timestamps.parse(requestedAt);
+        Duration pending = since == null ? Duration.ZERO : Duration.between(since, now);
+        String message = "Waiting for CloudStack job " + jobId + " (" + what + ")";
+        return pending.compareTo(SLOW_JOB) < 0 ? message + "."
+                : message + ", pending for " + pending.toMinutes() + " min: check the job in CloudStack (queryAsyncJobResult " + jobId
+                        + "); CloudStack cancels jobs that block others after job.cancel.threshold.minutes. Nothing is assumed until it ends.";
+    }
+
+    /** Removal begins; it is persisted with the first request's time, before anything is asked of CloudStack. */
+    private static RemovalStatus startRemoval(ScaleDown resource, List<String> vmIds, Instant now) {
         RemovalStatus removal = new RemovalStatus();
         removal.setStartedAt(Timestamps.format(now));
         removal.setRemainingVmIds(new ArrayList<>(vmIds));
         resource.getStatus().setRemoval(removal);
-        store.persist(resource);
         return removal;
     }
 
@@ -263,6 +402,7 @@ final class ScaleDownRemoval {
         for (ScaleDownNodeStatus node : status.getNodes()) {
             // CloudStack destroyed the VM; the Node object would linger NotReady otherwise.
             work.delete(node.getName());
+            KillPoint.SCALEDOWN_NODE_DELETED.reached();
             node.setPhase(Phase.Removed);
         }
         status.getRemoval().setRemovedVmIds(new ArrayList<>(ScaleDownSteps.vmIds(status.getNodes())));
@@ -273,22 +413,22 @@ final class ScaleDownRemoval {
         return Step.finished();
     }
 
-    /** Removal failed part way: what is gone is listed, nodes still here are given back (uncordoned where we cordoned them). */
-    private Step removalFailed(ScaleDown resource, String why, List<String> candidatesRemaining, Instant now) {
+    /** DestroyVM failed part way: what was destroyed is removed, the rest stays. */
+    private Step removalFailed(ScaleDown resource, String why, Instant now) {
+        List<String> vmIds = ScaleDownSteps.vmIds(resource.getStatus().getNodes());
+        Set<String> removed = resource.getStatus().getNodes().stream().filter(n -> n.getPhase() == Phase.Removed).map(ScaleDownNodeStatus::getVmId)
+                .collect(Collectors.toSet());
+        if (resource.getSpec().getRemoval() == ScaleDownSpec.Removal.CloudStackScale) {
+            // Refused before anything was done; still, what is reported is what the map shows.
+            return scaleOutcome(resource, cloudStack.client(), vmIds, why.endsWith(".") ? why.substring(0, why.length() - 1) : why, now);
+        }
+        return removalFailed(resource, why, ScaleDownSteps.split(vmIds, vmIds.stream().filter(id -> !removed.contains(id)).collect(Collectors.toSet())), now);
+    }
+
+    /** Removal failed: what is gone is listed, nodes still here are given back (uncordoned where we cordoned them). */
+    private Step removalFailed(ScaleDown resource, String why, ScaleDownSteps.RemovalSplit split, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         String owner = ScaleDownReconciler.owner(resource);
-        List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
-        Set<String> stillMapped;
-        try {
-            stillMapped = cloudStack.client().findKubernetesCluster(status.getClusterId()).map(KubernetesCluster::vmIds).orElse(Set.of());
-        } catch (CloudStackException | CloudStackAccess.Unavailable e) {
-            // Without CloudStack's view, what we did not see removed counts as remaining: nothing is uncordoned wrongly, as its node still exists.
-            stillMapped = new HashSet<>(candidatesRemaining);
-        }
-        // An ExternalManaged map keeps destroyed VMs until they are dropped: there, what we destroyed is what was removed.
-        ScaleDownSteps.RemovalSplit split = resource.getSpec().getRemoval() == ScaleDownSpec.Removal.DestroyVM
-                ? ScaleDownSteps.split(vmIds, vmIds.stream().filter(id -> !status.getRemoval().getRemovedVmIds().contains(id)).collect(Collectors.toSet()))
-                : ScaleDownSteps.split(vmIds, stillMapped);
         status.getRemoval().setRemovedVmIds(new ArrayList<>(split.removed()));
         status.getRemoval().setRemainingVmIds(new ArrayList<>(split.remaining()));
         List<String> uncordoned = new ArrayList<>();
@@ -300,9 +440,10 @@ final class ScaleDownRemoval {
             } else if (removed) {
                 node.setPhase(Phase.Removed);
             }
+            KillPoint.SCALEDOWN_FAILED_RELEASED.reached();
         }
         String message = why + "\nRemoved VMs: " + (split.removed().isEmpty() ? "none" : String.join(", ", split.removed()))
-                + "; still in the cluster: " + (split.remaining().isEmpty() ? "none" : String.join(", ", split.remaining()))
+                + "; not removed: " + (split.remaining().isEmpty() ? "none" : String.join(", ", split.remaining()))
                 + (uncordoned.isEmpty() ? "." : "; uncordoned " + String.join(", ", uncordoned) + ".");
         recorder.finished(resource, Stage.FAILED, Conditions.FAILED, "RemovalFailed", message, now);
         return Step.finished();

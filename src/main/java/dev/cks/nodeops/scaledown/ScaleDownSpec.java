@@ -7,15 +7,21 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
 @ValidationRule(value = "has(self.nodeNames) != has(self.count)", message = "set exactly one of nodeNames and count")
+@ValidationRule(value = "!has(self.nodeNames) || self.nodeNames.all(n, n.matches('" + ScaleDownSpec.NODE_NAME + "'))",
+        message = "nodeNames must be Node names: lowercase letters, digits, '-' and '.', each part starting and ending with a letter or digit")
 @ValidationRule(value = "!has(self.selectionPolicy) || has(self.count)", message = "selectionPolicy applies only with count")
 // Removing nodes is not undoable: a changed list mid-way could remove nodes nobody drained.
 @ValidationRule(value = "self == oldSelf", message = "spec is immutable: create a new ScaleDown")
 public class ScaleDownSpec {
+    /** A Node's name is a DNS subdomain (RFC 1123); the CRD also makes nodeNames a set of at most 253 characters each. */
+    static final String NODE_NAME = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
     public enum Removal {
         /** One scaleKubernetesCluster call with nodeids, for CloudManaged clusters: CloudStack keeps its map and size right. */
         CloudStackScale,
@@ -38,6 +44,7 @@ public class ScaleDownSpec {
 
     @JsonPropertyDescription("How many worker nodes to remove, picked by selectionPolicy.")
     @Min(1)
+    @Max(100)
     private Integer count;
 
     @JsonPropertyDescription("How count picks nodes (default FewestPods). FewestPods: among Ready, schedulable workers in the CKS cluster's VM map that no other operation has locked, the nodes with the fewest pods the drain would evict first; among equals the newest node (latest creationTimestamp) first, then by name.")
@@ -57,6 +64,7 @@ public class ScaleDownSpec {
     @JsonPropertyDescription("Seconds until every node must be drained; past it the scale-down rolls back. Removal, once begun, runs to the end.")
     @Default("1800")
     @Min(1)
+    @Max(604800)
     private Integer timeoutSeconds = 1800;
 
     public List<String> getNodeNames() { return nodeNames; }

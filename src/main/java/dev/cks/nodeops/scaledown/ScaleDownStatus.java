@@ -14,15 +14,31 @@ public class ScaleDownStatus extends NodeOperationStatus {
     private String targetNodes;
     private List<ScaleDownNodeStatus> nodes = new ArrayList<>();
     private RemovalStatus removal;
+    private RollbackStatus rollback;
+
+    /** Written before a rollback gives back any node, so a restart half-way finishes the rollback instead of draining on. */
+    public static class RollbackStatus {
+        /** The reason of the RolledBack condition. */
+        private String reason;
+        /** Why the ScaleDown rolls back. */
+        private String cause;
+
+        public String getReason() { return reason; }
+        public void setReason(String reason) { this.reason = reason; }
+        public String getCause() { return cause; }
+        public void setCause(String cause) { this.cause = cause; }
+    }
 
     public static class RemovalStatus {
-        /** The CloudStack async job of CloudStackScale, recorded as soon as CloudStack answers. */
+        /** The CloudStack async job of CloudStackScale, recorded as soon as CloudStack answers (or found after a lost answer). */
         private String jobId;
-        /**
-         * Written (and patched) before the first CloudStack write: a restarted operator that finds it set
-         * but no jobId asks CloudStack what happened instead of calling again.
-         */
+        /** When the removal began. */
         private String startedAt;
+        /**
+         * CloudStackScale: when scaleKubernetesCluster was sent, written before it is sent. Set without a jobId,
+         * the request's outcome is unknown: CloudStack's state and jobs are read, it is not sent again.
+         */
+        private String requestedAt;
         private List<String> removedVmIds = new ArrayList<>();
         private List<String> remainingVmIds = new ArrayList<>();
 
@@ -30,6 +46,8 @@ public class ScaleDownStatus extends NodeOperationStatus {
         public void setJobId(String jobId) { this.jobId = jobId; }
         public String getStartedAt() { return startedAt; }
         public void setStartedAt(String startedAt) { this.startedAt = startedAt; }
+        public String getRequestedAt() { return requestedAt; }
+        public void setRequestedAt(String requestedAt) { this.requestedAt = requestedAt; }
         public List<String> getRemovedVmIds() { return removedVmIds; }
         public void setRemovedVmIds(List<String> removedVmIds) { this.removedVmIds = removedVmIds == null ? new ArrayList<>() : removedVmIds; }
         public List<String> getRemainingVmIds() { return remainingVmIds; }
@@ -44,6 +62,8 @@ public class ScaleDownStatus extends NodeOperationStatus {
     public void setNodes(List<ScaleDownNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
     public RemovalStatus getRemoval() { return removal; }
     public void setRemoval(RemovalStatus removal) { this.removal = removal; }
+    public RollbackStatus getRollback() { return rollback; }
+    public void setRollback(RollbackStatus rollback) { this.rollback = rollback; }
 
     /** Waiting only before any node is held (planning); once nodes are cordoned the phase stays and the Waiting condition says why. */
     @Override

@@ -5,22 +5,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
-import dev.cks.nodeops.cloudstack.CloudStackAccess;
-import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 
 /** What a ScaleDown does next, decided from its status alone (pure), so a restarted operator decides the same. */
 final class ScaleDownSteps {
-    /** What CloudStack shows of a scale whose request was recorded but whose job id was not (the operator stopped in between). */
-    enum RemovalSeen {
-        /** None of the VMs is in the cluster's map any more. */
-        DONE,
-        /** CloudStack is still changing the cluster: wait and look again. */
-        IN_PROGRESS,
-        /** The VMs are all there and the cluster is idle: the request never took effect. */
-        NOT_STARTED
-    }
-
     /** The VMs a failed removal took and left. */
     record RemovalSplit(List<String> removed, List<String> remaining) {
     }
@@ -44,13 +32,6 @@ final class ScaleDownSteps {
 
     static List<String> vmIds(List<ScaleDownNodeStatus> nodes) {
         return nodes.stream().map(ScaleDownNodeStatus::getVmId).filter(Objects::nonNull).toList();
-    }
-
-    static RemovalSeen removalSeen(KubernetesCluster cluster, List<String> vmIds) {
-        if (cluster == null || vmIds.stream().noneMatch(cluster.vmIds()::contains)) {
-            return RemovalSeen.DONE;
-        }
-        return CloudStackAccess.isBusy(cluster) ? RemovalSeen.IN_PROGRESS : RemovalSeen.NOT_STARTED;
     }
 
     static RemovalSplit split(List<String> vmIds, Set<String> stillMapped) {

@@ -2,11 +2,14 @@ package dev.cks.nodeops.scaledown;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
@@ -48,11 +51,34 @@ final class ScaleDownTargets {
                 .toList();
     }
 
-    /** Nodes count-based selection may pick: Ready, schedulable workers with a VM in the cluster's map, locked by nobody else. */
-    static boolean isCandidate(Node node, KubernetesCluster cluster, String owner) {
+    /** Nodes count-based selection may pick: Ready, schedulable workers with a VM in the cluster's map, locked by no other live operation. */
+    static boolean isCandidate(Node node, KubernetesCluster cluster, String owner, Predicate<String> gone) {
         return isSchedulableReadyWorker(node)
-                && NodeLock.holder(node).map(owner::equals).orElse(true)
+                && otherHolder(node, owner, gone).isEmpty()
                 && vmOf(node.getMetadata().getName(), cluster).isPresent();
+    }
+
+    /** The live operation other than the owner that holds the node's lock, if any (a gone owner's lock is free to take). */
+    static Optional<String> otherHolder(Node node, String owner, Predicate<String> gone) {
+        return NodeLock.holder(node).filter(holder -> !NodeLock.names(holder, owner) && !gone.test(holder));
+    }
+
+    /**
+     * When, with the targets gone, no schedulable Ready worker would be left that no other operation holds
+     * (a node another ScaleDown has locked may go too; one an upgrade holds is about to be cordoned): the
+     * refusal, naming the operations that hold the other workers.
+     */
+    static Optional<String> noWorkerLeft(List<String> targets, Collection<Node> nodes, String owner, Predicate<String> gone) {
+        List<Node> others = nodes.stream().filter(node -> !targets.contains(node.getMetadata().getName()))
+                .filter(ScaleDownTargets::isSchedulableReadyWorker).toList();
+        if (others.stream().anyMatch(node -> otherHolder(node, owner, gone).isEmpty())) {
+            return Optional.empty();
+        }
+        String held = others.stream().map(node -> node.getMetadata().getName() + " (locked by "
+                + otherHolder(node, owner, gone).map(NodeLock::display).orElse("?") + ")").collect(Collectors.joining(", "));
+        return Optional.of("Removing " + String.join(", ", targets) + " would leave no schedulable Ready worker node for the pods"
+                + (others.isEmpty() ? "" : ": the other workers are held by other operations: " + held)
+                + "; keep at least one worker (or add one first), or wait until those operations have finished.");
     }
 
     static boolean isControlPlane(Node node) {
@@ -65,7 +91,7 @@ final class ScaleDownTargets {
     }
 
     /** Refusals that only need the Kubernetes side: unknown and control-plane nodes, other operations' locks, the last worker. */
-    static List<String> refusals(List<String> targets, Map<String, Node> nodesByName, String owner) {
+    static List<String> refusals(List<String> targets, Map<String, Node> nodesByName, String owner, Predicate<String> gone) {
         List<String> refusals = new ArrayList<>();
         for (String target : targets) {
             Node node = nodesByName.get(target);
@@ -76,16 +102,10 @@ final class ScaleDownTargets {
             if (isControlPlane(node)) {
                 refusals.add("Node " + target + " is a control-plane node; a ScaleDown removes workers only, so remove it from spec.nodeNames.");
             }
-            NodeLock.holder(node).filter(holder -> !holder.equals(owner)).ifPresent(holder -> refusals.add("Node " + target
-                    + " is locked by " + holder + "; wait until that operation has finished (or delete it), then create this ScaleDown again."));
+            otherHolder(node, owner, gone).ifPresent(holder -> refusals.add("Node " + target + " is locked by " + NodeLock.display(holder)
+                    + "; wait until that operation has finished (or delete it), then create this ScaleDown again."));
         }
-        boolean workerRemains = nodesByName.values().stream()
-                .filter(node -> !targets.contains(node.getMetadata().getName()))
-                .anyMatch(ScaleDownTargets::isSchedulableReadyWorker);
-        if (!workerRemains) {
-            refusals.add("Removing " + String.join(", ", targets) + " would leave no schedulable Ready worker node for the pods; "
-                    + "keep at least one worker (or add one first).");
-        }
+        noWorkerLeft(targets, nodesByName.values(), owner, gone).ifPresent(refusals::add);
         return refusals;
     }
 

@@ -15,6 +15,7 @@ import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.KubernetesSupportedVersion;
+import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.nodes.VersionMatch;
 
@@ -100,7 +101,8 @@ final class CloudStackIsoExecutor {
      * unrelated one only makes the caller wait a little.
      */
     boolean stillRunning(CloudStackCommand command, Instant since) {
-        return access.client().listAsyncJobs(command, since).stream().anyMatch(AsyncJobResult::isPending);
+        return access.client().listAsyncJobs(LostAnswer.jobsSince(since)).stream()
+                .anyMatch(job -> job.isPending() && job.runs(command.commandClass()));
     }
 
     String startAttach(Attachment attachment) {

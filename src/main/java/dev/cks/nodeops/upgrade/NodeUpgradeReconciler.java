@@ -22,11 +22,13 @@ import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
+import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
@@ -61,6 +63,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private final OperatorSettings settings;
     private final NodeWork work;
     private final OperationRecorder recorder;
+    private final StatusStore store;
     private final UpgradeJobStep jobStep;
 
     @Inject
@@ -74,7 +77,8 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.settings = settings;
         this.work = ports.work();
         this.recorder = ports.recorder();
-        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, ports.store(), settings);
+        this.store = ports.store();
+        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
     }
 
     @Override
@@ -145,7 +149,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         if (node.getPhase() == Phase.Failed) {
             return failNode(upgrade, node, node.getError(), now);
         }
-        if (UpgradeProgress.passed(status.getDeadline(), now)) {
+        if (UpgradeProgress.passed(status.getDeadline(), now) && !UpgradeProgress.isUnderway(node)) {
+            // No new work past the deadline; a node whose upgrade runs (or that is restarting) finishes first,
+            // bounded by its Job's activeDeadlineSeconds and readyTimeoutSeconds: it is never given back under kubeadm.
             return failNode(upgrade, node, "The NodeUpgrade's deadline (spec.timeoutSeconds, " + status.getDeadline() + ") passed while node "
                     + node.getName() + " was " + node.getPhase() + ".", now);
         }
@@ -166,15 +172,21 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         }
         String owner = owner(upgrade);
         NodeLock.Outcome lock = work.lock(node.getName(), owner);
+        if (lock instanceof NodeLock.Reclaimed taken) {
+            recorder.event(upgrade, "LockReclaimed", "Took over the lock of node " + node.getName() + " from " + NodeLock.display(taken.from())
+                    + ", which no longer exists.");
+        }
         if (lock instanceof NodeLock.HeldBy held) {
-            recorder.waiting(upgrade, "NodeLocked", "Node " + node.getName() + " is locked by " + held.owner()
+            recorder.waiting(upgrade, "NodeLocked", "Node " + node.getName() + " is locked by " + NodeLock.display(held.owner())
                     + "; this upgrade continues when that operation finishes and releases it.", now);
             return Step.onEvent();
         }
         if (lock instanceof NodeLock.NodeMissing) {
             return failNode(upgrade, node, "Node " + node.getName() + " no longer exists; re-create the NodeUpgrade to plan again.", now);
         }
+        KillPoint.NODEUPGRADE_LOCKED.reached();
         NodeWork.Cordoning cordoning = work.cordon(node.getName(), owner);
+        KillPoint.NODEUPGRADE_CORDONED.reached();
         if (cordoning instanceof NodeWork.NotCordoned failed) {
             return failNode(upgrade, node, failed.reason(), now);
         }
@@ -197,6 +209,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     private Step drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         DrainTick tick = work.drainTick(node, drainOptions(upgrade), Timestamps.parse(upgrade.getStatus().getDeadline()), now);
+        KillPoint.NODEUPGRADE_DRAIN_STEP.reached();
         recorder.drainTick(upgrade, node.getName(), tick, now);
         return switch (tick.outcome()) {
             case IN_PROGRESS -> tick.next();
@@ -243,6 +256,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         stepDone(node, "ready", now);
         node.setVersion(((UpgradeProgress.ReadyAtTarget) wait).version());
         boolean uncordoned = work.release(node.getName(), owner(upgrade), true);
+        KillPoint.NODEUPGRADE_RELEASED.reached();
         node.setPhase(Phase.Succeeded);
         node.setCompletedAt(Timestamps.format(now));
         node.setError(null);
@@ -268,7 +282,10 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         if (detaching.isPresent()) {
             return detaching.get();
         }
+        // Failed is written before the node is given back: a restart in between fails it again, never drains or upgrades it uncordoned.
+        store.persist(upgrade);
         work.release(node.getName(), owner(upgrade), true);
+        KillPoint.NODEUPGRADE_FAILED_RELEASED.reached();
         String name = upgrade.getMetadata().getName();
         String message = "NodeUpgrade " + name + " failed at node " + node.getName() + ": " + error
                 + (error.contains("retry") ? "" : " Retry with: kubectl annotate nu " + name + " " + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");
@@ -286,8 +303,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     /**
      * Deleting a NodeUpgrade mid-operation must not strand nodes: what we cordoned is uncordoned and our
-     * locks released. A node whose upgrade is running is only released: uncordoning it while kubeadm
-     * works on it would let pods land on a node about to restart its kubelet.
+     * locks released. A node whose upgrade runs is only released: its Job is orphaned first (the garbage
+     * collector would otherwise kill kubeadm half-way), and uncordoning it while kubeadm works on it would
+     * let pods land on a node about to restart its kubelet.
      */
     @Override
     public DeleteControl cleanup(NodeUpgrade upgrade, Context<NodeUpgrade> context) {
@@ -298,10 +316,14 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                 continue;
             }
             if (node.getPhase() == Phase.Upgrading || node.getPhase() == Phase.WaitingReady) {
+                Optional<String> orphaned = jobStep.orphanRunningJob(upgrade, node);
+                orphaned.ifPresent(job -> KillPoint.NODEUPGRADE_JOB_ORPHANED.reached());
                 recorder.warning(upgrade, "LeftCordoned", "NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted while node "
-                        + node.getName() + " was being upgraded; the node is released but stays cordoned. Uncordon it (kubectl uncordon "
-                        + node.getName() + ") once it is healthy.");
+                        + node.getName() + " was being upgraded; the node is released but stays cordoned"
+                        + orphaned.map(job -> ", and its upgrade Job " + job + " runs to its end").orElse("")
+                        + ". Uncordon it (kubectl uncordon " + node.getName() + ") once it is healthy.");
                 work.release(node.getName(), owner(upgrade), false);
+                KillPoint.NODEUPGRADE_DELETED_RELEASED.reached();
                 continue;
             }
             Optional<Step> detaching = jobStep.detachBeforeGivingUp(upgrade, node, now);
@@ -312,6 +334,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                 recorder.event(upgrade, OperationRecorder.UNCORDONED, "Uncordoned node " + node.getName() + " because NodeUpgrade "
                         + upgrade.getMetadata().getName() + " was deleted.");
             }
+            KillPoint.NODEUPGRADE_DELETED_RELEASED.reached();
         }
         return DeleteControl.defaultDelete();
     }
@@ -321,6 +344,6 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     }
 
     static String owner(NodeUpgrade upgrade) {
-        return NodeLock.owner(KIND, upgrade.getMetadata().getName());
+        return NodeLock.owner(KIND, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid());
     }
 }

@@ -67,7 +67,7 @@ final class UpgradeEventSources {
     static Set<ResourceID> concerned(Node node, Stream<NodeUpgrade> underWay) {
         String name = node.getMetadata().getName();
         String holder = NodeLock.holder(node).orElse(null);
-        return underWay.filter(upgrade -> NodeLock.owner(NodeUpgradeReconciler.KIND, upgrade.getMetadata().getName()).equals(holder)
+        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade))
                         || name.equals(upgrade.getStatus() == null ? null : upgrade.getStatus().getCurrentNode()))
                 .map(ResourceID::fromResource).collect(Collectors.toSet());
     }

@@ -2,16 +2,23 @@ package dev.cks.nodeops.upgrade;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
+import dev.cks.nodeops.cloudstack.CloudStackId;
+
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
 @ValidationRule(value = "self.type != 'Script' || has(self.script)", message = "executor.type Script needs executor.script.configMapRef")
 // What runs as root on every node is the operator's configuration, never the choice of whoever may create a NodeUpgrade.
 @ValidationRule(value = "!has(self.image) || self.image == ''", message = "executor.image is not accepted: the upgrade Job's image is the "
         + "operator's configuration (Helm value upgrade.jobImage, pinned by digest); remove executor.image")
+@ValidationRule(value = "!has(self.cloudStackIso) || self.type == 'CloudStackIso'", message = "executor.cloudStackIso applies only with type CloudStackIso")
+@ValidationRule(value = "!has(self.script) || self.type == 'Script'", message = "executor.script applies only with type Script")
 public class UpgradeExecutor {
+
     public enum Type {
         /** The CKS way: attach the version's binaries ISO to the VM and run CKS's node script. */
         CloudStackIso,
@@ -37,10 +44,14 @@ public class UpgradeExecutor {
     @JsonPropertyDescription("Seconds the upgrade Job of one node may run.")
     @Default("1800")
     @Min(1)
+    @Max(86400)
     private Integer jobTimeoutSeconds = 1800;
 
+    @ValidationRule(value = "!has(self.kubernetesVersionId) || self.kubernetesVersionId == '' || self.kubernetesVersionId.matches('" + CloudStackId.PATTERN + "')",
+            message = "kubernetesVersionId must be a CloudStack id (a UUID), as listKubernetesSupportedVersions shows it")
     public static class CloudStackIso {
         @JsonPropertyDescription("Id of CloudStack's Kubernetes supported version whose ISO is attached; empty looks it up by targetVersion.")
+        @Size(max = 36)
         private String kubernetesVersionId;
 
         public String getKubernetesVersionId() { return kubernetesVersionId; }
@@ -58,10 +69,16 @@ public class UpgradeExecutor {
         public void setConfigMapRef(ConfigMapKeyRef configMapRef) { this.configMapRef = configMapRef; }
     }
 
+    @ValidationRule(value = "self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
+            message = "configMapRef.name must be a ConfigMap name: lowercase letters, digits, '-' and '.'")
+    @ValidationRule(value = "self.key.matches('^[-._a-zA-Z0-9]+$') && self.key != '.' && self.key != '..'",
+            message = "configMapRef.key must be a ConfigMap key: letters, digits, '-', '_' and '.'")
     public static class ConfigMapKeyRef {
         @Required
+        @Size(max = 253)
         private String name;
         @Required
+        @Size(max = 253)
         private String key;
 
         public String getName() { return name; }

@@ -14,6 +14,7 @@ import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
@@ -30,6 +31,7 @@ final class UpgradeJobStep {
     static final Duration POLL_ISO_JOB = Duration.ofSeconds(2);
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
     static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
+    static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
 
     sealed interface Outcome {
     }
@@ -67,6 +69,10 @@ final class UpgradeJobStep {
      * Empty when the node may go ahead.
      */
     Optional<Outcome> beforeCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        Optional<Outcome> earlier = earlierJobRunning(upgrade, node, now);
+        if (earlier.isPresent()) {
+            return earlier;
+        }
         if (upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.Script) {
             // What the node's Job will run is judged before the node is touched: a changed script fails here, not after a drain.
             return userScript(upgrade) instanceof ScriptTrust.Refused refused ? Optional.of(new NodeFailed(refused.message())) : Optional.empty();
@@ -310,6 +316,7 @@ final class UpgradeJobStep {
             configMap = CloudStackIsoExecutor.SCRIPT_CONFIGMAP;
             key = CloudStackIsoExecutor.SCRIPT_KEY;
             jobs.writeScript(namespace, configMap, key, CloudStackIsoExecutor.script());
+            KillPoint.NODEUPGRADE_SCRIPT_WRITTEN.reached();
             script = new ScriptTrust.Trusted(ScriptTrust.sha256(CloudStackIsoExecutor.script()));
             arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction());
         } else {
@@ -322,15 +329,43 @@ final class UpgradeJobStep {
         if (script instanceof ScriptTrust.Refused refused) {
             return new NodeFailed(refused.message());
         }
+        Optional<Outcome> earlier = earlierJobRunning(upgrade, node, now);
+        if (earlier.isPresent()) {
+            return earlier.get();
+        }
         jobs.create(UpgradeJob.build(new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(),
                 node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), settings.upgrade().jobImage(),
                 executor.getJobTimeoutSeconds(), configMap, key, arguments, ((ScriptTrust.Trusted) script).sha256())));
+        KillPoint.NODEUPGRADE_JOB_CREATED.reached();
         node.setJobName(jobName);
         node.setStepStartedAt(Timestamps.format(now));
         recorder.event(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
                 + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
         recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
         return new Continue(Step.onEvent());
+    }
+
+    /** The node's upgrade Job, if it still runs, orphaned so that deleting the NodeUpgrade does not delete it; its name. */
+    Optional<String> orphanRunningJob(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+        String name = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
+        Optional<Job> job = jobs.find(settings.namespace(), name).filter(found -> UpgradeJob.outcome(found) instanceof UpgradeJob.Running);
+        job.ifPresent(running -> jobs.orphan(settings.namespace(), name));
+        return job.map(running -> settings.namespace() + "/" + name);
+    }
+
+    /**
+     * An upgrade Job of another run (an earlier retry, a deleted NodeUpgrade whose Job was left running)
+     * still runs on the node: a second privileged upgrade is never started beside it. Waits until it ends.
+     */
+    private Optional<Outcome> earlierJobRunning(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        String ours = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
+        return jobs.onNode(settings.namespace(), node.getName()).stream()
+                .filter(job -> !job.getMetadata().getName().equals(ours) && UpgradeJob.outcome(job) instanceof UpgradeJob.Running)
+                .findFirst().map(job -> {
+                    recorder.waiting(upgrade, EARLIER_JOB_RUNNING, "Upgrade Job " + settings.namespace() + "/" + job.getMetadata().getName()
+                            + " of an earlier run still runs on node " + node.getName() + "; no second upgrade starts on it before that one has ended.", now);
+                    return new Continue(Step.onEvent());
+                });
     }
 
     private ScriptTrust.Verdict userScript(NodeUpgrade upgrade) {

@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /** The upgrade Jobs and their script, behind a port: on the API server here, a fake in the reconciler's unit tests. */
 interface UpgradeJobs {
@@ -19,6 +21,15 @@ interface UpgradeJobs {
 
     /** Creates the Job; one that exists already (created by a run that stopped before recording it) is left as it is. */
     void create(Job job);
+
+    /** The upgrade Jobs of a node (by its label), whoever made them and under whatever name. */
+    List<Job> onNode(String namespace, String node);
+
+    /**
+     * Takes the Job's owner reference away, so that deleting its NodeUpgrade does not make the garbage
+     * collector delete it (and kill kubeadm half-way); a Job that is gone is left so.
+     */
+    void orphan(String namespace, String name);
 
     /** The end of the log of the Job's newest pod; empty when there is none or it cannot be read. */
     String logTail(String namespace, String jobName);
@@ -53,6 +64,23 @@ interface UpgradeJobs {
                 client.batch().v1().jobs().inNamespace(job.getMetadata().getNamespace()).resource(job).create();
             } catch (KubernetesClientException e) {
                 if (e.getCode() != 409) {
+                    throw e;
+                }
+            }
+        }
+
+        @Override
+        public List<Job> onNode(String namespace, String node) {
+            return client.batch().v1().jobs().inNamespace(namespace).withLabel(UpgradeJob.LABEL_NODE, UpgradeJob.labelValue(node)).list().getItems();
+        }
+
+        @Override
+        public void orphan(String namespace, String name) {
+            try {
+                client.batch().v1().jobs().inNamespace(namespace).withName(name)
+                        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"ownerReferences\":null}}");
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 404) {
                     throw e;
                 }
             }

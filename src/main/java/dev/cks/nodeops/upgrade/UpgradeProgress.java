@@ -28,6 +28,11 @@ public final class UpgradeProgress {
         return node.getPhase() == Phase.Succeeded || node.getPhase() == Phase.Skipped;
     }
 
+    /** The node's upgrade runs (its Job, or the ISO around it) or it is coming back from it: not to be given back half-way. */
+    public static boolean isUnderway(UpgradeNodeStatus node) {
+        return node.getPhase() == Phase.Upgrading || node.getPhase() == Phase.WaitingReady;
+    }
+
     /** "done/selected", e.g. "3/5"; skipped nodes count as done. */
     public static String progress(List<UpgradeNodeStatus> nodes) {
         return nodes.stream().filter(UpgradeProgress::isFinished).count() + "/" + nodes.size();

@@ -3,6 +3,7 @@ package dev.cks.nodeops.audit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -22,7 +23,7 @@ class InformerNodeSourceTest {
 
     @Test
     void aWatchingInformerGivesNamesAndAges() {
-        InformerNodeSource source = new InformerNodeSource(() -> true,
+        InformerNodeSource source = new InformerNodeSource(() -> true, Optional::empty,
                 () -> Stream.of(node("prod-node-18c2f3a9b1", "2026-11-01T10:00:00Z")));
         ClusterNodes nodes = source.read();
         assertThat(nodes.available()).isTrue();
@@ -31,10 +32,20 @@ class InformerNodeSourceTest {
 
     @Test
     void anInformerThatIsNotWatchingCountsAsUnreadable() {
-        InformerNodeSource source = new InformerNodeSource(() -> false, () -> Stream.of(node("stale", "2026-11-01T10:00:00Z")));
+        InformerNodeSource source = new InformerNodeSource(() -> false, Optional::empty, () -> Stream.of(node("stale", "2026-11-01T10:00:00Z")));
         ClusterNodes nodes = source.read();
         assertThat(nodes.available()).isFalse();
         assertThat(nodes.unavailableReason()).isEqualTo(InformerNodeSource.NOT_WATCHING);
+    }
+
+    @Test
+    void aWatchThatStillRunsAfterTheRightToListWasRevokedDoesNotMakeTheCacheCurrent() {
+        InformerNodeSource source = new InformerNodeSource(() -> true,
+                () -> Optional.of("listing nodes failed with HTTP 403: nodes is forbidden: User \"op\" cannot list resource \"nodes\""),
+                () -> Stream.of(node("stale", "2026-11-01T10:00:00Z")));
+        ClusterNodes nodes = source.read();
+        assertThat(nodes.available()).isFalse();
+        assertThat(nodes.unavailableReason()).contains("HTTP 403").contains("cannot list resource \"nodes\"");
     }
 
     @Test

@@ -277,8 +277,17 @@ class VMMapAuditReconcilerTest {
         nodes.current = ClusterNodes.unavailable("the operator's watch on Nodes is not healthy");
         destroyWorker();
         reconcile();
-        assertThat(events.drain()).extracting(RecordedEvent::message)
-                .containsExactly("VM prod-node-18c2f3a9b1 (v2) is in the cluster's map but Destroyed.");
+        assertThat(events.drain()).extracting(RecordedEvent::reason, RecordedEvent::message).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(AuditPass.NODES_UNAVAILABLE, Conditions.find(status().getConditions(), Conditions.NODES_READABLE)
+                        .orElseThrow().getMessage()),
+                org.assertj.core.groups.Tuple.tuple(AuditPass.DRIFT_EVENT, "VM prod-node-18c2f3a9b1 (v2) is in the cluster's map but Destroyed."));
+        assertThat(Conditions.find(status().getConditions(), Conditions.NODES_READABLE)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo(AuditPass.NODES_UNAVAILABLE);
+            assertThat(c.getMessage()).contains("the operator's watch on Nodes is not healthy").contains("recovers by itself");
+        });
+        reconcile();
+        assertThat(events.drain()).as("said once while it lasts").isEmpty();
         assertThat(status().getFindings()).extracting(VmMapFinding::getKey).containsExactlyInAnyOrder("vm:v2", "node:laptop-of-bob");
         assertThat(status().getLastRun().getNote()).isEqualTo("Only the VM map and the VMs were compared: the operator's watch"
                 + " on Nodes is not healthy.");
@@ -288,6 +297,7 @@ class VMMapAuditReconcilerTest {
         reconcile();
         assertThat(events.drain()).as("bob is not announced again").isEmpty();
         assertThat(status().getLastRun().getNote()).isNull();
+        assertThat(Conditions.isTrue(status().getConditions(), Conditions.NODES_READABLE)).isTrue();
     }
 
     @Test
@@ -379,7 +389,7 @@ class VMMapAuditReconcilerTest {
         VMMapAudit other = AuditFakes.audit("c-404");
         reconciler.reconcile(other, null);
         assertThat(other.getStatus().getMessage()).isEqualTo("CloudStack has no Kubernetes cluster with id c-404 visible to these"
-                + " API keys. Finding the cluster by its Nodes was not possible: the operator's watch on Nodes is not healthy.");
+                + " API keys. Finding the cluster by its Nodes was not possible: " + InformerNodeSource.NOT_WATCHING + ".");
     }
 
     @Test

@@ -193,7 +193,7 @@ public final class VmMapAuditBenchmark {
         List<Node> cached = snapshot.nodes().nodes().stream().map(node -> new NodeBuilder().withNewMetadata()
                 .withName(node.name()).withCreationTimestamp(node.created().toString()).withResourceVersion("1")
                 .endMetadata().build()).toList();
-        return new InformerNodeSource(() -> true, cached::stream);
+        return new InformerNodeSource(() -> true, java.util.Optional::empty, cached::stream);
     }
 
     private static final class InMemoryCloud implements AuditSource {

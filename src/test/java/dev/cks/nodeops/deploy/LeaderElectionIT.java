@@ -16,6 +16,7 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.scaledown.ScaleDown;
 import dev.cks.nodeops.scaledown.ScaleDownSpec;
 import dev.cks.nodeops.scaledown.ScaleDownStatus;
+import dev.cks.nodeops.testbed.ApiPartition;
 import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
@@ -112,13 +113,70 @@ class LeaderElectionIT {
         }
     }
 
+    /**
+     * The leader is cut off from the API server while CloudStack removes a ScaleDown's VM: it stops (halts)
+     * within its renew deadline, before the standby may take the Lease; the standby follows the same scale
+     * job to the end; and the old leader never comes back to write (not one connection after the cut heals).
+     */
+    @Test
+    void aLeaderCutOffFromTheApiServerStopsBeforeTheStandbyTakesOverAndNeverWritesAgain(TestBed bed) throws Exception {
+        KubernetesClient client = bed.client();
+        List<Node> nodes = new ArrayList<>(List.of(bed.addControlPlane("part"), bed.addWorker("part"), bed.addWorker("part")));
+        String leaving = nodes.get(2).getMetadata().getName();
+        try (CloudStackFixture cloudStack = CloudStackFixture.forNodes(bed, "part", "CloudManaged", nodes)) {
+            cloudStack.simulator().planJob("scaleKubernetesCluster", new dev.cks.nodeops.cloudstack.simulator.JobOutcome.SucceedsAfter(Duration.ofSeconds(60)));
+            Map<String, String> properties = new HashMap<>(cloudStack.operatorProperties());
+            properties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
+            properties.put("cks.leader-election.identity", "partitioned-a");
+            try (ApiPartition partition = new ApiPartition(bed, bed.operatorKubeconfig(properties), "partitioned-a");
+                    OperatorProcess leader = OperatorProcess.start(bed, partition.kubeconfig(), "partitioned-a", properties)) {
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "partitioned-a".equals(holder(client)));
+                properties.put("cks.leader-election.identity", "partitioned-b");
+                try (OperatorProcess standby = OperatorProcess.start(bed, "partitioned-b", properties)) {
+                    ScaleDown scaleDown = new ScaleDown();
+                    scaleDown.getMetadata().setName("leader-partitioned");
+                    ScaleDownSpec spec = new ScaleDownSpec();
+                    spec.setNodeNames(List.of(leaving));
+                    scaleDown.setSpec(spec);
+                    client.resource(scaleDown).create();
+                    Awaitility.await().atMost(Duration.ofSeconds(90)).until(() -> {
+                        ScaleDown current = client.resources(ScaleDown.class).withName("leader-partitioned").get();
+                        return current != null && current.getStatus() != null && current.getStatus().getRemoval() != null
+                                && current.getStatus().getRemoval().getJobId() != null;
+                    });
+
+                    partition.cut();
+                    assertThat(leader.awaitExit(Duration.ofSeconds(60))).as("the leader halts once it could not renew")
+                            .isEqualTo(dev.cks.nodeops.common.LeaderElection.LOST_LEASE_EXIT_STATUS);
+                    java.time.Instant leaderGone = java.time.Instant.now();
+                    assertThat(leader.output()).contains("Lost the leader Lease");
+                    Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "partitioned-b".equals(holder(client)));
+                    Lease lease = client.leases().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(LEASE).get();
+                    assertThat(lease.getSpec().getAcquireTime().toInstant())
+                            .as("the standby took the Lease only after the leader had stopped").isAfter(leaderGone.minusSeconds(1));
+                    partition.heal();
+
+                    Awaitility.await().atMost(Duration.ofSeconds(180)).until(() -> phase(client, "leader-partitioned") == ScaleDownStatus.Phase.Succeeded);
+                    assertThat(cloudStack.simulator().calls("scaleKubernetesCluster")).as("the standby followed the same job").hasSize(1);
+                    assertThat(partition.connectionsSince()).as("the old leader never came back to the API server").isZero();
+                } finally {
+                    client.resources(ScaleDown.class).withName("leader-partitioned").delete();
+                }
+            }
+        }
+    }
+
     private static String holder(KubernetesClient client) {
         Lease lease = client.leases().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(LEASE).get();
         return lease == null ? null : lease.getSpec().getHolderIdentity();
     }
 
     private static ScaleDownStatus.Phase phase(KubernetesClient client) {
-        ScaleDown current = client.resources(ScaleDown.class).withName("leader-handover").get();
+        return phase(client, "leader-handover");
+    }
+
+    private static ScaleDownStatus.Phase phase(KubernetesClient client, String name) {
+        ScaleDown current = client.resources(ScaleDown.class).withName(name).get();
         return current == null || current.getStatus() == null ? null : current.getStatus().getPhase();
     }
 }

@@ -20,6 +20,7 @@ import dev.cks.nodeops.drain.DrainBed;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
@@ -57,9 +58,45 @@ final class ScaleDownBed implements AutoCloseable {
     }
 
     void startOperator() {
+        startOperator(Map.of());
+    }
+
+    void startOperator(Map<String, String> extra) {
         Map<String, String> properties = new LinkedHashMap<>(fixture.operatorProperties());
         properties.put("cks.cloudstack.cluster-id", fixture.cluster().id());
+        properties.putAll(extra);
         operator = OperatorProcess.start(bed, operatorName, properties);
+    }
+
+    /**
+     * The operator is replaced by one that halts at the kill point (see {@link KillPoint}); the test then
+     * starts what halts it and calls {@link #awaitHaltedAndRestart}.
+     */
+    void restartHaltingAt(String point) {
+        operator.close();
+        startOperator(Map.of(KillPoint.PROPERTY, point));
+    }
+
+    /** Waits until the operator halted at its kill point (exit 137, its line in the output), then starts a normal one. */
+    void awaitHaltedAndRestart(String point, Duration within) {
+        int status = operator.awaitExit(within);
+        try {
+            assertThat(operator.output()).as("the operator halted at its kill point").contains("KILL POINT " + point);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        assertThat(status).isEqualTo(KillPoint.EXIT_STATUS);
+        startOperator();
+    }
+
+    /** The operator is replaced by one with these properties as well. */
+    void restartWith(Map<String, String> extra) {
+        operator.close();
+        startOperator(extra);
+    }
+
+    boolean operatorAlive() {
+        return operator.isAlive();
     }
 
     /** SIGKILL, as when the operator's node dies. */

@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
 
@@ -31,8 +33,8 @@ class ScaleDownDestroyVmIT extends ScaleDownScenario {
             assertThat(call.param("id")).isEqualTo(vmId);
             assertThat(call.param("expunge")).isEqualTo("true");
         });
-        assertThat(world.simulator().calls("removeVirtualMachinesFromKubernetesCluster")).singleElement()
-                .satisfies(call -> assertThat(call.param("virtualmachineids")).isEqualTo(vmId));
+        assertThat(world.simulator().calls("removeVirtualMachinesFromKubernetesCluster")).as("dropped from the map before it is destroyed")
+                .singleElement().satisfies(call -> assertThat(call.param("virtualmachineids")).isEqualTo(vmId));
         assertThat(world.simulator().findVm(vmId)).as("the VM is expunged").isEmpty();
         assertThat(world.simulator().cluster(world.fixture.cluster().id()).vmIds()).doesNotContain(vmId);
         assertThat(done.getStatus().getRemoval().getRemovedVmIds()).containsExactly(vmId);
@@ -40,5 +42,24 @@ class ScaleDownDestroyVmIT extends ScaleDownScenario {
         world.assertNodeGone(node);
         pool.awaitReadyPods("web", 2);
         assertThat(pool.podsOn(spare)).hasSize(2);
+    }
+
+    /** Halted right after destroyVirtualMachine was answered, before its job id was written: the new process finds the job, never sends a second destroy. */
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"scaledown.destroy.answered", "scaledown.unmap.answered"})
+    void haltedRightAfterAWriteANewProcessLooksInsteadOfSendingItAgain(String point) {
+        String node = world.addWorker(pool);
+        world.addWorker(pool);
+        String vmId = world.fixture.vmId(node);
+        world.restartHaltingAt(point);
+
+        world.create(pool.namespace, List.of(node), null, Removal.DestroyVM, 600, ScaleDownBed.drain(30, 0));
+        world.awaitHaltedAndRestart(point, Duration.ofSeconds(150));
+        world.awaitPhase(pool.namespace, ScaleDownStatus.Phase.Succeeded, Duration.ofSeconds(150));
+
+        assertThat(world.simulator().calls("destroyVirtualMachine")).as("one destroy").hasSize(1);
+        assertThat(world.simulator().calls("removeVirtualMachinesFromKubernetesCluster")).as("one map drop").hasSize(1);
+        assertThat(world.simulator().findVm(vmId)).isEmpty();
+        world.assertNodeGone(node);
     }
 }

@@ -10,15 +10,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Predicate;
+
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.ManualTime;
 import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import dev.cks.nodeops.cloudstack.simulator.Fault;
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
 import dev.cks.nodeops.cloudstack.simulator.NodeRole;
 import dev.cks.nodeops.cloudstack.simulator.Owner;
@@ -28,11 +35,13 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.testing.Crash;
 import dev.cks.nodeops.testing.FakeNodeWork;
 import dev.cks.nodeops.testing.ReconcileLoop;
 import dev.cks.nodeops.testing.RecordingEvents;
@@ -41,9 +50,12 @@ import dev.cks.nodeops.testing.SimulatedCloudStack;
 import dev.cks.nodeops.testing.TestNodes;
 import dev.cks.nodeops.testing.TestSettings;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.awaitility.Awaitility;
 
 /**
  * ScaleDown's lifecycle without a cluster: nodes in {@link FakeNodeWork}, CloudStack the project's
@@ -366,22 +378,26 @@ class ScaleDownReconcilerTest {
     }
 
     @Test
-    void restartedAfterRecordingTheIntentButBeforeAskingItIsNotAskedAgainAndSaysWhatToCheck() {
+    void aScaleThatNeverReachedCloudStackIsSentAgainOnlyOnceCloudStackCouldNoLongerTakeIt() {
         create(List.of(W1), spec -> { });
         reconcileUntil("removing", s -> s.getPhase() == ScaleDownStatus.Phase.Removing);
         simulator.injectFault("scaleKubernetesCluster", dev.cks.nodeops.cloudstack.simulator.Fault.droppedConnection());
-        reconcileUntil("intent recorded", s -> s.getRemoval() != null);
-        String intentOnly = store.last();
-        long asked = calls("scaleKubernetesCluster");
-
-        scaleDown.setStatus(Serialization.unmarshal(intentOnly, ScaleDownStatus.class));
+        reconcileUntil("request sent", s -> s.getRemoval() != null && s.getRemoval().getRequestedAt() != null);
+        Instant sent = clock.instant();
+        scaleDown.setStatus(Serialization.unmarshal(store.last(), ScaleDownStatus.class));
         restartOperator();
+
+        reconcileUntil("looking", s -> condition(Conditions.WAITING).getReason().equals(ScaleDownRemoval.ANSWER_LOST));
+        assertThat(condition(Conditions.WAITING).getMessage()).contains("could still reach it until");
         ScaleDownStatus status = reconcileToEnd();
 
-        assertThat(calls("scaleKubernetesCluster")).isEqualTo(asked);
-        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
-        assertThat(condition(Conditions.FAILED).getMessage()).contains("not asked again").contains("async jobs");
-        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(calls("scaleKubernetesCluster")).as("the dropped request and the one sent again").isEqualTo(2);
+        assertThat(simulator.jobCommands()).as("CloudStack ran one scale").containsOnlyOnce("scaleKubernetesCluster");
+        assertThat(events.reasons()).contains("RequestResent");
+        assertThat(Duration.between(sent, clock.instant())).as("not before the request's signature expired")
+                .isGreaterThan(client.settings().unansweredWriteWindow());
+        assertThat(nodes.node(W1)).isEmpty();
     }
 
     @Test
@@ -396,141 +412,14 @@ class ScaleDownReconcilerTest {
         assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
         assertThat(condition(Conditions.FAILED).getReason()).isEqualTo("RemovalFailed");
         assertThat(condition(Conditions.FAILED).getMessage()).contains("host is in maintenance")
-                .contains("Removed VMs: " + vmIds.get(1) + "; still in the cluster: " + vmIds.get(2));
+                .contains("Removed VMs: " + vmIds.get(1) + "; not removed: " + vmIds.get(2));
         assertThat(status.getRemoval().getRemovedVmIds()).containsExactly(vmIds.get(1));
         assertThat(status.getRemoval().getRemainingVmIds()).containsExactly(vmIds.get(2));
         assertThat(nodes.calls).as("each Node goes before its VM (kubectl delete node semantics); the kubelet of a VM that stays registers it again")
                 .containsSubsequence("delete " + W1, "delete " + W2);
         assertThat(status.getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsExactly(Phase.Removed, Phase.Drained);
         assertThat(calls("destroyVirtualMachine")).isEqualTo(2);
-        assertThat(condition(Conditions.FAILED).getMessage()).as("the failed VM is out of the map but not destroyed; the message says so")
-                .contains("no longer in the cluster's VM map");
-        assertThat(writes()).as("each VM leaves the map right before its destroy").containsExactly(
-                "removeVirtualMachinesFromKubernetesCluster " + vmIds.get(1), "destroyVirtualMachine " + vmIds.get(1),
-                "removeVirtualMachinesFromKubernetesCluster " + vmIds.get(2), "destroyVirtualMachine " + vmIds.get(2));
-    }
-
-    @Test
-    void destroyVmWithAnExpungingKeyDropsEachVmFromTheMapBeforeItIsExpunged() {
-        world("ExternalManaged");
-        List<String> vmIds = List.copyOf(cluster.vmIds());
-        create(List.of(W1, W2), spec -> spec.setRemoval(Removal.DestroyVM));
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        // An admin key expunges; had the map kept the entries, CloudStack could not drop them any more.
-        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
-        assertThat(simulator.calls("destroyVirtualMachine")).extracting(call -> call.param("expunge")).containsOnly("true");
-        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
-        assertThat(simulator.findVm(vmIds.get(2))).isEmpty();
-        assertThat(simulator.cluster(cluster.id()).vmIds()).containsExactly(vmIds.get(0), vmIds.get(3));
-    }
-
-    @Test
-    void aDestroyWhoseAnswerIsLostIsFoundInsteadOfSentAgain() {
-        world("ExternalManaged");
-        List<String> vmIds = List.copyOf(cluster.vmIds());
-        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        simulator.planJob("destroyVirtualMachine", JobOutcome.succeedsAfterPolls(3));
-        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
-        assertThat(calls("destroyVirtualMachine")).as("asked once").isEqualTo(1);
-        assertThat(status.getNodes().get(0).getRemovalJobId()).as("the lost job, found by its VM").isNotNull();
-        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
-    }
-
-    @Test
-    void aDestroyWhoseAnswerIsLostAndWhoseJobIsGoneCountsTheVmGoneByLookingAtIt() {
-        world("ExternalManaged");
-        List<String> vmIds = List.copyOf(cluster.vmIds());
-        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        simulator.planJob("destroyVirtualMachine", JobOutcome.runsAtOnce());
-        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
-        reconcileUntil("destroy asked", s -> s.getNodes().get(0).getRemovalRequestedAt() != null);
-        // CloudStack purged its job records (job.expire.minutes) while the operator was away.
-        clock.advance(Duration.ofDays(3));
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
-        assertThat(calls("destroyVirtualMachine")).as("asked once").isEqualTo(1);
-        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
-    }
-
-    @Test
-    void aDestroyThatNeverReachedCloudStackIsSentOnce() {
-        world("ExternalManaged");
-        List<String> vmIds = List.copyOf(cluster.vmIds());
-        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.droppedConnection());
-        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
-        assertThat(simulator.jobCommands()).as("destroyed once").containsOnlyOnce("destroyVirtualMachine");
-        assertThat(simulator.findVm(vmIds.get(1))).isEmpty();
-    }
-
-    @Test
-    void aDestroyWhoseJobCloudStackForgotAndWhoseVmIsStillThereIsNotAskedAgain() {
-        world("ExternalManaged");
-        List<String> vmIds = List.copyOf(cluster.vmIds());
-        simulator.injectFault("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        simulator.planJob("destroyVirtualMachine", JobOutcome.fails(530, "host is in maintenance"));
-        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
-        reconcileUntil("destroy asked", s -> s.getNodes().get(0).getRemovalRequestedAt() != null);
-        client.listAsyncJobs(dev.cks.nodeops.cloudstack.CloudStackCommand.DESTROY_VIRTUAL_MACHINE, clock.instant())
-                .forEach(job -> client.queryAsyncJob(job.jobId()));
-        clock.advance(Duration.ofDays(2));
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
-        assertThat(calls("destroyVirtualMachine")).as("asked once").isEqualTo(1);
-        assertThat(condition(Conditions.FAILED).getMessage()).contains("not asked again").contains(vmIds.get(1));
-        assertThat(simulator.findVm(vmIds.get(1))).isPresent();
-    }
-
-    @Test
-    void aScaleWhoseAnswerIsLostIsWaitedForWhileCloudStackRunsIt() {
-        simulator.injectFault("scaleKubernetesCluster", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        simulator.planJob("scaleKubernetesCluster", JobOutcome.succeedsAfter(Duration.ofMinutes(5)));
-        create(List.of(W1), spec -> { });
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
-        assertThat(calls("scaleKubernetesCluster")).as("asked once").isEqualTo(1);
-        assertThat(calls("listAsyncJobs")).isPositive();
-    }
-
-    @Test
-    void aScaleWhoseAnswerIsLostAndWhoseJobFailedReportsCloudStacksError() {
-        simulator.injectFault("scaleKubernetesCluster", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        simulator.planJob("scaleKubernetesCluster", JobOutcome.fails(530, "Scaling failed for Kubernetes cluster : prod"));
-        create(List.of(W1), spec -> { });
-        reconcileUntil("scale asked", s -> s.getRemoval() != null);
-        // CloudStack's job fails while the operator waits for it.
-        client.listAsyncJobs(dev.cks.nodeops.cloudstack.CloudStackCommand.SCALE_KUBERNETES_CLUSTER, clock.instant())
-                .forEach(job -> client.queryAsyncJob(job.jobId()));
-
-        ScaleDownStatus status = reconcileToEnd();
-
-        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
-        assertThat(calls("scaleKubernetesCluster")).as("asked once").isEqualTo(1);
-        assertThat(condition(Conditions.FAILED).getMessage()).contains("Scaling failed for Kubernetes cluster : prod");
-        assertThat(nodes.isCordoned(W1)).isFalse();
-    }
-
-    /** CloudStack writes in the order sent, each with the VM it names. */
-    private List<String> writes() {
-        return simulator.calls().stream()
-                .filter(call -> call.command().equals("removeVirtualMachinesFromKubernetesCluster") || call.command().equals("destroyVirtualMachine"))
-                .map(call -> call.command() + " " + (call.command().equals("destroyVirtualMachine") ? call.param("id") : call.param("virtualmachineids")))
-                .toList();
+        assertThat(calls("removeVirtualMachinesFromKubernetesCluster")).as("each VM leaves the map before it is destroyed").isEqualTo(2);
     }
 
     @Test
@@ -547,5 +436,311 @@ class ScaleDownReconcilerTest {
         assertThat(nodes.isCordoned(W2)).isFalse();
         assertThat(nodes.ours(W1)).isEmpty();
         assertThat(nodes.ours(W2)).isEmpty();
+    }
+
+    // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------
+
+    /** What a ScaleDown meets on its way, and so where it ends. */
+    enum Scenario { SCALE, DESTROY_VM, ROLLBACK, SCALE_FAILS, DELETED }
+
+    static Stream<Arguments> killPoints() {
+        return Stream.of(
+                Arguments.of(KillPoint.SCALEDOWN_LOCKED, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_CORDONED, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_CORDONED, 2, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_DRAIN_STEP, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_DRAIN_STEP, 2, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_SCALE_INTENT, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_SCALE_ANSWERED, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_SCALE_DONE, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_NODE_DELETED, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_DESTROY_NODE_DELETED, 1, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_UNMAP_ANSWERED, 1, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_UNMAP_ANSWERED, 2, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_DESTROY_INTENT, 1, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_DESTROY_ANSWERED, 1, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_DESTROY_ANSWERED, 2, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_DESTROY_DONE, 1, Scenario.DESTROY_VM),
+                Arguments.of(KillPoint.SCALEDOWN_ROLLBACK_RELEASED, 1, Scenario.ROLLBACK),
+                Arguments.of(KillPoint.SCALEDOWN_FAILED_RELEASED, 1, Scenario.SCALE_FAILS),
+                Arguments.of(KillPoint.SCALEDOWN_DELETED_RELEASED, 1, Scenario.DELETED));
+    }
+
+    /**
+     * The operator halts right after a side effect, before its record; a new one starts from the status the
+     * API server holds. The operation ends as it would have, every CloudStack write was executed once, and no
+     * node is left with this operator's cordon or lock.
+     */
+    @ParameterizedTest(name = "{0} #{1} ({2})")
+    @MethodSource("killPoints")
+    void killedRightAfterASideEffectARestartedOperatorFinishesCorrectly(KillPoint point, int nth, Scenario scenario) throws Exception {
+        if (scenario == Scenario.DESTROY_VM) {
+            world("ExternalManaged");
+        }
+        // CloudStack's jobs take a while and run to their end whether or not the operator is there to poll them.
+        simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(Duration.ofSeconds(4)));
+        if (scenario == Scenario.ROLLBACK) {
+            nodes.thenDrain(W2, (state, now) -> givesUp(state, "Node " + W2 + " still has 1 pod: pdb shop/web: needs 2 healthy, has 2"));
+        }
+        if (scenario == Scenario.SCALE_FAILS) {
+            simulator.planJob("scaleKubernetesCluster", JobOutcome.fails(530, "Failed to scale Kubernetes cluster prod: node drain failed"));
+        }
+        if (scenario == Scenario.DELETED) {
+            for (int i = 0; i < 5; i++) {
+                nodes.thenDrain(W1, (state, now) -> moving(state, now.plusSeconds(1), 2));
+            }
+        }
+        create(List.of(W1, W2), spec -> spec.setRemoval(scenario == Scenario.DESTROY_VM ? Removal.DestroyVM : Removal.CloudStackScale));
+
+        try (Crash crash = Crash.at(point, nth)) {
+            ReconcileLoop<ScaleDown, ScaleDownStatus> loop = new ReconcileLoop<>(
+                    sd -> crash.reconcile(sd, r -> reconciler.reconcile(r, null), store, ScaleDownStatus.class, this::restartOperator),
+                    clock, () -> { }, this::describe);
+            if (scenario == Scenario.DELETED) {
+                loop.until(scaleDown, "draining", s -> s.getPhase() == ScaleDownStatus.Phase.Draining);
+                deleteAcrossACrash(crash);
+            } else {
+                ScaleDownStatus status = loop.until(scaleDown, "finished", ScaleDownStatus::finished);
+                assertThat(status.getPhase()).as(describe()).isEqualTo(switch (scenario) {
+                    case SCALE, DESTROY_VM -> ScaleDownStatus.Phase.Succeeded;
+                    case ROLLBACK -> ScaleDownStatus.Phase.RolledBack;
+                    default -> ScaleDownStatus.Phase.Failed;
+                });
+            }
+            assertThat(crash.happened()).as("the operator was halted at " + point.pointName()).isTrue();
+        }
+
+        for (String command : List.of("scaleKubernetesCluster", "destroyVirtualMachine")) {
+            assertThat(simulator.jobCommands().stream().filter(command::equals).count()).as("CloudStack ran each " + command + " once")
+                    .isEqualTo(switch (scenario) {
+                        case SCALE, SCALE_FAILS -> command.equals("scaleKubernetesCluster") ? 1L : 0L;
+                        case DESTROY_VM -> command.equals("destroyVirtualMachine") ? 2L : 0L;
+                        default -> 0L;
+                    });
+        }
+        assertThat(calls("scaleKubernetesCluster") + calls("destroyVirtualMachine")).as("no write sent twice")
+                .isEqualTo(simulator.jobCommands().size());
+        assertThat(calls("removeVirtualMachinesFromKubernetesCluster")).isEqualTo(scenario == Scenario.DESTROY_VM ? 2 : 0);
+        for (Node node : nodes.nodes()) {
+            assertThat(nodes.ours(node.getMetadata().getName())).as("our cordon or lock left on " + node.getMetadata().getName()).isEmpty();
+            assertThat(nodes.isCordoned(node.getMetadata().getName())).as(node.getMetadata().getName() + " left cordoned").isFalse();
+        }
+        if (scenario == Scenario.SCALE_FAILS) {
+            assertThat(condition(Conditions.FAILED).getMessage()).contains("Removed VMs: none");
+        }
+    }
+
+    /** JOSDK calls cleanup until it lets the finalizer go; a crash in it means a new operator calls it again. */
+    private void deleteAcrossACrash(Crash crash) {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Optional<DeleteControl> control = crash.call(() -> reconciler.cleanup(scaleDown, null), () -> {
+                scaleDown.setStatus(store.durable(ScaleDownStatus.class));
+                restartOperator();
+            });
+            if (control.isPresent() && control.get().isRemoveFinalizer()) {
+                return;
+            }
+            clock.advance(Duration.ofMillis(control.flatMap(DeleteControl::getScheduleDelay).orElse(200L)));
+        }
+        throw new AssertionError("the finalizer was never removed: " + describe());
+    }
+
+    @Test
+    void deletedDuringRemovalItFinishesTheRemovalBeforeLettingGo() {
+        simulator.planJob("scaleKubernetesCluster", new JobOutcome.SucceedsAfter(Duration.ofSeconds(30)));
+        create(List.of(W1, W2), spec -> { });
+        reconcileUntil("scale asked for", s -> s.getRemoval() != null && s.getRemoval().getJobId() != null);
+
+        DeleteControl first = reconciler.cleanup(scaleDown, null);
+        assertThat(first.isRemoveFinalizer()).as("kept while CloudStack removes the VMs").isFalse();
+        DeleteControl control = first;
+        for (int i = 0; i < 50 && !control.isRemoveFinalizer(); i++) {
+            clock.advance(Duration.ofMillis(control.getScheduleDelay().orElse(1000L)));
+            control = reconciler.cleanup(scaleDown, null);
+        }
+
+        assertThat(control.isRemoveFinalizer()).isTrue();
+        assertThat(scaleDown.getStatus().getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(store.durable(ScaleDownStatus.class).getPhase()).as("the outcome was written before the finalizer went").isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(nodes.node(W1)).isEmpty();
+        assertThat(nodes.node(W2)).isEmpty();
+        assertThat(calls("scaleKubernetesCluster")).isEqualTo(1);
+    }
+
+    @Test
+    void aNodeUncordonedBehindItsBackDuringTheDrainsIsNeverRemoved() {
+        nodes.thenDrain(W2, (state, now) -> {
+            // Someone runs `kubectl uncordon` on W1 while W2 drains.
+            nodes.get(W1).getSpec().setUnschedulable(null);
+            nodes.get(W1).getMetadata().getAnnotations().remove(dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY);
+            return done(state);
+        });
+        create(List.of(W1, W2), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.RolledBack);
+        assertThat(condition(Conditions.ROLLED_BACK).getReason()).isEqualTo("NodeUncordoned");
+        assertThat(condition(Conditions.ROLLED_BACK).getMessage()).contains("Node " + W1 + " is no longer cordoned by this ScaleDown");
+        assertThat(calls("scaleKubernetesCluster")).isZero();
+        assertThat(nodes.ours(W1)).isEmpty();
+        assertThat(nodes.ours(W2)).isEmpty();
+    }
+
+    // ---- Fault matrix: every CloudStack write of a ScaleDown against every way its answer can go wrong ----------
+
+    enum Write {
+        SCALE("scaleKubernetesCluster", Removal.CloudStackScale),
+        DESTROY("destroyVirtualMachine", Removal.DestroyVM),
+        UNMAP("removeVirtualMachinesFromKubernetesCluster", Removal.DestroyVM),
+        JOB_POLLING("queryAsyncJobResult", Removal.CloudStackScale);
+
+        final String command;
+        final Removal removal;
+
+        Write(String command, Removal removal) {
+            this.command = command;
+            this.removal = removal;
+        }
+
+        boolean hasJob() {
+            return this == SCALE || this == DESTROY;
+        }
+    }
+
+    enum Failure { SERVER_ERROR_BEFORE_ACTING, TIMEOUT_AFTER_ACTING, BAD_GATEWAY_AFTER_ACTING, TRUNCATED_AFTER_ACTING, THROTTLED, DROPPED_CONNECTION,
+        JOB_FAILS, JOB_NEVER_ENDS }
+
+    static Stream<Arguments> faultMatrix() {
+        return Stream.of(Write.values()).flatMap(write -> Stream.of(Failure.values())
+                .filter(failure -> write.hasJob() || failure != Failure.JOB_FAILS && failure != Failure.JOB_NEVER_ENDS)
+                .map(failure -> Arguments.of(write, failure)));
+    }
+
+    @ParameterizedTest(name = "{0} × {1}")
+    @MethodSource("faultMatrix")
+    void everyCloudStackWriteEndsRightWhateverHappensToItsAnswer(Write write, Failure failure) {
+        if (write.removal == Removal.DestroyVM) {
+            world("ExternalManaged");
+        }
+        List<String> vmIds = List.of(cluster.vmIds().get(1), cluster.vmIds().get(2));
+        simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(Duration.ofSeconds(4)));
+        create(List.of(W1, W2), spec -> spec.setRemoval(write.removal));
+        reconcileUntil("removing", s -> s.getPhase() == ScaleDownStatus.Phase.Removing);
+        // A read is tried up to four times by the client: polling meets the fault on every try of one reconcile.
+        int times = write == Write.JOB_POLLING ? 4 : 1;
+        for (int i = 0; i < times; i++) {
+            switch (failure) {
+                case SERVER_ERROR_BEFORE_ACTING -> simulator.injectFault(write.command, Fault.serverError());
+                case TIMEOUT_AFTER_ACTING -> simulator.injectFault(write.command, Fault.slow(SimulatedCloudStack.READ_TIMEOUT.plusSeconds(1)));
+                case BAD_GATEWAY_AFTER_ACTING -> simulator.injectFault(write.command, Fault.actsThenBadGateway());
+                case TRUNCATED_AFTER_ACTING -> simulator.injectFault(write.command, Fault.actsThenTruncated());
+                case THROTTLED -> simulator.injectFault(write.command, Fault.throttled());
+                case DROPPED_CONNECTION -> simulator.injectFault(write.command, Fault.droppedConnection());
+                case JOB_FAILS -> simulator.planJob(write.command, JobOutcome.fails(530, "Failed to " + write.command + ": hypervisor host unreachable"));
+                case JOB_NEVER_ENDS -> simulator.planJob(write.command, JobOutcome.neverFinishes());
+            }
+        }
+        Instant start = clock.instant();
+        // A slow answer is being worked on by CloudStack after the client gave up: the world goes on only once it has acted.
+        ReconcileLoop<ScaleDown, ScaleDownStatus> loop = new ReconcileLoop<>(sd -> reconciler.reconcile(sd, null), clock,
+                () -> Awaitility.await().pollDelay(Duration.ZERO).atMost(Duration.ofSeconds(20)).until(() -> simulator.requestsInFlight() == 0),
+                this::describe);
+
+        if (failure == Failure.JOB_NEVER_ENDS) {
+            ScaleDownStatus status = loop.until(scaleDown, "2 hours on", s -> Duration.between(start, clock.instant()).toHours() >= 2);
+            assertThat(status.getPhase()).as("nothing is assumed while CloudStack's job runs").isEqualTo(ScaleDownStatus.Phase.Removing);
+            assertThat(condition(Conditions.PROGRESSING).getMessage()).contains("pending for").contains("Nothing is assumed until it ends");
+            assertThat(nodes.isCordoned(W2)).as("a node whose VM may be going is never uncordoned").isTrue();
+            assertThat(simulator.jobCommands().stream().filter(write.command::equals).count()).isEqualTo(1);
+            return;
+        }
+        ScaleDownStatus status = loop.until(scaleDown, "finished", ScaleDownStatus::finished);
+
+        if (failure == Failure.JOB_FAILS) {
+            assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+            assertThat(condition(Conditions.FAILED).getMessage()).contains("hypervisor host unreachable").contains("Removed VMs: none")
+                    .contains("not removed: " + String.join(", ", vmIds));
+            assertThat(nodes.isCordoned(W2)).isFalse();
+            assertThat(nodes.ours(W2)).isEmpty();
+        } else {
+            assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+            assertThat(status.getRemoval().getRemovedVmIds()).containsExactlyInAnyOrderElementsOf(vmIds);
+            assertThat(nodes.node(W1)).isEmpty();
+            assertThat(nodes.node(W2)).isEmpty();
+        }
+        long jobs = simulator.jobCommands().stream().filter(command -> !command.equals("queryAsyncJobResult")).count();
+        assertThat(jobs).as("CloudStack ran each write once").isEqualTo(write.removal == Removal.DestroyVM
+                ? (failure == Failure.JOB_FAILS ? 1 : 2) : 1);
+        if (failure != Failure.JOB_FAILS) {
+            assertThat(simulator.clusterVms(cluster.id())).extracting(vm -> vm.id()).doesNotContainAnyElementsOf(vmIds);
+        }
+        if (write == Write.UNMAP) {
+            assertThat(calls(write.command)).as("dropped from the map once each, or asked again only while CloudStack still maps it")
+                    .isBetween(2L, 3L);
+        }
+        assertThat(events.all()).noneMatch(event -> event.message().contains("Removed VMs: none") && failure != Failure.JOB_FAILS);
+    }
+
+    // ---- Locks: keyed by the owner's uid, reclaimed from operations that are gone; two ScaleDowns at once ------
+
+    @Test
+    void aNodeLockedAndCordonedByAScaleDownThatIsGoneIsTakenOverAndRemoved() {
+        String gone = "ScaleDown/shrink/uid-deleted";
+        nodes.add(TestNodes.node(W1).unschedulable().annotation(dev.cks.nodeops.common.NodeAnnotations.LOCK, gone)
+                .annotation(dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY, gone).build());
+        nodes.goneOwners.add(gone);
+        create(List.of(W1), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(ScaleDownReconciler.LOCK_RECLAIMED)).singleElement()
+                .satisfies(e -> assertThat(e.message()).contains("from ScaleDown/shrink,"));
+        assertThat(nodes.node(W1)).isEmpty();
+    }
+
+    @Test
+    void aScaleDownReCreatedUnderTheSameNameDoesNotTakeTheOldOnesNodesForItsOwn() {
+        String before = "ScaleDown/shrink/uid-0";
+        nodes.add(TestNodes.node(W1).annotation(dev.cks.nodeops.common.NodeAnnotations.LOCK, before).build());
+        create(List.of(W1), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as("the earlier shrink still exists and holds W1").isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("Node " + W1 + " is locked by ScaleDown/shrink");
+        assertThat(nodes.get(W1).getMetadata().getAnnotations()).containsEntry(dev.cks.nodeops.common.NodeAnnotations.LOCK, before);
+    }
+
+    @Test
+    void twoScaleDownsPlannedAtTheSameMomentNeverLeaveTheClusterWithoutAWorker() {
+        // Three workers; A removes W1 and W2, B removes W3; both plan before either has locked anything.
+        ScaleDown a = create(List.of(W1, W2), spec -> { });
+        ScaleDown b = new ScaleDown();
+        b.setMetadata(new ObjectMetaBuilder().withName("shrink-b").withGeneration(1L).withUid("uid-b").build());
+        ScaleDownSpec bSpec = new ScaleDownSpec();
+        bSpec.setNodeNames(List.of(W3));
+        b.setSpec(bSpec);
+        ScaleDownReconciler other = reconciler;
+        restartOperator();
+        ScaleDownReconciler second = reconciler;
+        boolean[] interleaved = {false};
+        nodes.beforeLock = node -> {
+            if (node.equals(W2) && !interleaved[0]) {
+                interleaved[0] = true;
+                second.reconcile(b, null);
+            }
+        };
+
+        other.reconcile(a, null);
+
+        List<ScaleDown> both = List.of(a, b);
+        assertThat(both).filteredOn(sd -> sd.getStatus().getPhase() == ScaleDownStatus.Phase.Failed).singleElement()
+                .satisfies(refused -> assertThat(Conditions.find(refused.getStatus().getConditions(), Conditions.ACCEPTED).orElseThrow().getMessage())
+                        .contains("would leave no schedulable Ready worker").contains("locked by ScaleDown/shrink-b"));
+        assertThat(both).filteredOn(sd -> sd.getStatus().getPhase() == ScaleDownStatus.Phase.Cordoning).hasSize(1);
+        assertThat(nodes.get(W1).getMetadata().getAnnotations()).as("the refused one let go of its locks")
+                .doesNotContainKey(dev.cks.nodeops.common.NodeAnnotations.LOCK);
     }
 }

@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
@@ -72,5 +74,33 @@ class ScaleDownRestartIT extends ScaleDownScenario {
                 .until(() -> world.simulator().calls("queryAsyncJobResult").stream().filter(c -> jobId.equals(c.param("jobid"))).count() > pollsBefore);
         assertThat(world.get(name).getStatus().getPhase()).isEqualTo(ScaleDownStatus.Phase.Removing);
         assertThat(world.simulator().calls("scaleKubernetesCluster")).as("no second scale call after the restart").hasSize(1);
+        world.simulator().finishJob(jobId);
+        world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+    }
+
+    /**
+     * The operator process halts (as on SIGKILL) right after a side effect, before its record; a new
+     * process finishes the ScaleDown from what the API server holds: one scale executed, the Nodes gone,
+     * no cordon or lock of ours left on the spare. docs/reliability.md lists these points.
+     */
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"scaledown.cordoned@2", "scaledown.scale.answered", "scaledown.node-deleted"})
+    void haltedRightAfterASideEffectANewProcessFinishesTheScaleDown(String point) {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        String spare = world.addWorker(pool);
+        world.restartHaltingAt(point);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        world.awaitHaltedAndRestart(point, WITHIN);
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).as("one scale call").hasSize(1);
+        assertThat(done.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsOnly(Phase.Removed);
+        world.assertNodeGone(first);
+        world.assertNodeGone(second);
+        assertThat(world.client.nodes().withName(spare).get().getMetadata().getAnnotations())
+                .doesNotContainKeys(dev.cks.nodeops.common.NodeAnnotations.LOCK, dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY);
+        assertThat(world.isUnschedulable(spare)).isFalse();
     }
 }

@@ -7,10 +7,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
-import dev.cks.nodeops.cloudstack.CloudStackResponses;
-import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
-import dev.cks.nodeops.scaledown.ScaleDownSteps.RemovalSeen;
 
 class ScaleDownStepsTest {
     @Test
@@ -30,23 +27,10 @@ class ScaleDownStepsTest {
     }
 
     @Test
-    void afterARestartBetweenRequestAndJobIdCloudStackSaysWhatHappened() throws Exception {
-        List<String> ours = List.of("vm-1", "vm-2");
-        assertThat(ScaleDownSteps.removalSeen(cluster("Running", "vm-3"), ours)).isEqualTo(RemovalSeen.DONE);
-        assertThat(ScaleDownSteps.removalSeen(cluster("Scaling", "vm-1", "vm-2", "vm-3"), ours)).isEqualTo(RemovalSeen.IN_PROGRESS);
-        assertThat(ScaleDownSteps.removalSeen(cluster("Running", "vm-1", "vm-2", "vm-3"), ours)).isEqualTo(RemovalSeen.NOT_STARTED);
-    }
-
-    @Test
     void splitsAFailedRemovalIntoRemovedAndRemaining() {
         ScaleDownSteps.RemovalSplit split = ScaleDownSteps.split(List.of("vm-1", "vm-2"), Set.of("vm-2", "vm-9"));
         assertThat(split.removed()).containsExactly("vm-1");
         assertThat(split.remaining()).containsExactly("vm-2");
-    }
-
-    private static KubernetesCluster cluster(String state, String... vmIds) throws Exception {
-        return CloudStackResponses.MAPPER.readValue("{\"id\":\"c1\",\"name\":\"prod\",\"state\":\"" + state + "\",\"virtualmachineids\":[\""
-                + String.join("\",\"", vmIds) + "\"]}", KubernetesCluster.class);
     }
 
     private static ScaleDownNodeStatus node(String name, Phase phase, Boolean cordonedByUs) {

@@ -19,7 +19,8 @@ import dev.cks.nodeops.scaledown.ScaleDownTargets.Candidate;
 import io.fabric8.kubernetes.api.model.Node;
 
 class ScaleDownTargetsTest {
-    private static final String OWNER = "ScaleDown/remove-two";
+    private static final String OWNER = "ScaleDown/remove-two/uid-1";
+    private static final java.util.function.Predicate<String> NONE_GONE = owner -> false;
 
     @Test
     void fewestPodsPicksTheLeastLoadedThenTheNewest() {
@@ -41,7 +42,7 @@ class ScaleDownTargetsTest {
         Map<String, Node> nodes = nodes(
                 worker("w1", null), worker("w2", "NodeUpgrade/to-1-36"), controlPlane("cp1"), worker("spare", null));
 
-        List<String> refusals = ScaleDownTargets.refusals(List.of("w1", "w2", "cp1", "ghost"), nodes, OWNER);
+        List<String> refusals = ScaleDownTargets.refusals(List.of("w1", "w2", "cp1", "ghost"), nodes, OWNER, NONE_GONE);
 
         assertThat(refusals).hasSize(3);
         assertThat(refusals).anySatisfy(r -> assertThat(r).startsWith("Node w2 is locked by NodeUpgrade/to-1-36"));
@@ -53,7 +54,26 @@ class ScaleDownTargetsTest {
     void ourOwnLockIsNoRefusal() {
         Map<String, Node> nodes = nodes(worker("w1", OWNER), worker("spare", null));
 
-        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER)).isEmpty();
+        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER, NONE_GONE)).isEmpty();
+    }
+
+    @Test
+    void aLockWhoseOperationIsGoneIsNoRefusalAndItsNodeMayBePicked() {
+        String gone = "ScaleDown/deleted-long-ago/uid-0";
+        Map<String, Node> nodes = nodes(worker("w1", gone), worker("spare", null));
+
+        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER, gone::equals)).isEmpty();
+        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER, NONE_GONE)).singleElement().asString()
+                .startsWith("Node w1 is locked by ScaleDown/deleted-long-ago;");
+    }
+
+    @Test
+    void withEveryOtherWorkerHeldByAnotherScaleDownNoneWouldRemainAndTheRefusalNamesIt() {
+        Map<String, Node> nodes = nodes(worker("w1", OWNER), worker("w2", OWNER), worker("w3", "ScaleDown/other/uid-2"), controlPlane("cp1"));
+
+        assertThat(ScaleDownTargets.noWorkerLeft(List.of("w1", "w2"), nodes.values(), OWNER, NONE_GONE)).hasValueSatisfying(refusal ->
+                assertThat(refusal).contains("would leave no schedulable Ready worker").contains("w3 (locked by ScaleDown/other)"));
+        assertThat(ScaleDownTargets.noWorkerLeft(List.of("w1"), nodes.values(), OWNER, NONE_GONE)).as("w2 stays, held by us only").isEmpty();
     }
 
     @Test
@@ -62,9 +82,9 @@ class ScaleDownTargetsTest {
         cordoned.getSpec().setUnschedulable(true);
         Map<String, Node> nodes = nodes(worker("w1", null), worker("w2", null), cordoned, controlPlane("cp1"));
 
-        assertThat(ScaleDownTargets.refusals(List.of("w1", "w2"), nodes, OWNER))
+        assertThat(ScaleDownTargets.refusals(List.of("w1", "w2"), nodes, OWNER, NONE_GONE))
                 .singleElement().asString().contains("would leave no schedulable Ready worker");
-        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER)).isEmpty();
+        assertThat(ScaleDownTargets.refusals(List.of("w1"), nodes, OWNER, NONE_GONE)).isEmpty();
     }
 
     @Test
@@ -142,10 +162,10 @@ class ScaleDownTargetsTest {
     @Test
     void countCandidatesAreReadySchedulableMappedWorkersNobodyElseLocked() throws Exception {
         KubernetesCluster cluster = cluster("Running", "CloudManaged");
-        assertThat(ScaleDownTargets.isCandidate(worker("w1", null), cluster, OWNER)).isTrue();
-        assertThat(ScaleDownTargets.isCandidate(worker("w1", "NodeUpgrade/x"), cluster, OWNER)).isFalse();
-        assertThat(ScaleDownTargets.isCandidate(worker("unmapped", null), cluster, OWNER)).isFalse();
-        assertThat(ScaleDownTargets.isCandidate(controlPlane("w1"), cluster, OWNER)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(worker("w1", null), cluster, OWNER, NONE_GONE)).isTrue();
+        assertThat(ScaleDownTargets.isCandidate(worker("w1", "NodeUpgrade/x"), cluster, OWNER, NONE_GONE)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(worker("unmapped", null), cluster, OWNER, NONE_GONE)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(controlPlane("w1"), cluster, OWNER, NONE_GONE)).isFalse();
     }
 
     static KubernetesCluster cluster(String state, String type) throws Exception {

@@ -28,6 +28,9 @@ public final class KubeletUpgradeSimulation implements AutoCloseable {
     private final KubernetesClient client;
     private final List<SeenJob> seen = new CopyOnWriteArrayList<>();
     private final Set<String> upgraded = ConcurrentHashMap.newKeySet();
+    /** Nodes whose kubelet does not come back at the new version until released, with the Job that upgraded each. */
+    private final Map<String, Job> held = new ConcurrentHashMap<>();
+    private final Set<String> holding = ConcurrentHashMap.newKeySet();
     private final SharedIndexInformer<Job> informer;
 
     public KubeletUpgradeSimulation(KubernetesClient client, String namespace) {
@@ -52,15 +55,38 @@ public final class KubeletUpgradeSimulation implements AutoCloseable {
         });
     }
 
+    /** The node's kubelet stays at its old version after its Job succeeds (the NodeUpgrade waits for Ready) until {@link #release}. */
+    public void hold(String node) {
+        holding.add(node);
+    }
+
+    /** A held node's kubelet comes back at the version its Job upgraded it to. */
+    public void release(String node) {
+        holding.remove(node);
+        Job job = held.remove(node);
+        if (job != null) {
+            comeBack(job);
+        }
+    }
+
     private void upgradeWhenDone(Job job) {
         if (UpgradeJob.outcome(job) instanceof UpgradeJob.Succeeded && upgraded.add(job.getMetadata().getName())) {
             String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
-            String version = job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET);
-            client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
-                    "{\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"" + version + "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
-                            + "\"reason\":\"KubeletNotReady\",\"message\":\"kubelet restarting after an upgrade\","
-                            + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
+            if (holding.contains(node)) {
+                held.put(node, job);
+                return;
+            }
+            comeBack(job);
         }
+    }
+
+    private void comeBack(Job job) {
+        String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
+        String version = job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET);
+        client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"" + version + "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+                        + "\"reason\":\"KubeletNotReady\",\"message\":\"kubelet restarting after an upgrade\","
+                        + "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
     }
 
     /** Upgrade Jobs seen for these nodes, in the order they were created. */

@@ -19,6 +19,13 @@ import java.util.concurrent.TimeUnit;
  * it runs in a cluster: tests can stop it gracefully or kill it half-way and start another.
  */
 public final class OperatorProcess implements AutoCloseable {
+    /**
+     * A short leader Lease unless a test sets its own: tests kill operators and start new ones, which would
+     * otherwise wait the production 150 s for a killed leader's Lease to expire.
+     */
+    public static final Map<String, String> TEST_LEASE = Map.of("cks.leader-election.lease-duration-seconds", "15",
+            "cks.leader-election.renew-deadline-seconds", "10", "cks.leader-election.retry-period-seconds", "2");
+
     private final Process process;
     private final Path log;
     /** Where this process's output starts in the log, which earlier processes of the same name appended to. */
@@ -57,6 +64,7 @@ public final class OperatorProcess implements AutoCloseable {
             long logStart = Files.exists(log) ? Files.size(log) : 0;
             Map<String, String> props = new LinkedHashMap<>();
             props.put("quarkus.http.port", Integer.toString(port));
+            props.putAll(TEST_LEASE);
             props.putAll(properties);
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
             props.forEach((k, v) -> command.add("-D" + k + "=" + v));
@@ -130,6 +138,23 @@ public final class OperatorProcess implements AutoCloseable {
     public String output() throws IOException {
         byte[] all = Files.readAllBytes(log);
         return new String(all, (int) Math.min(logStart, all.length), (int) Math.max(0, all.length - logStart), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** Waits until the process ends by itself (a kill point, a lost Lease); its exit status. */
+    public int awaitExit(Duration timeout) {
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("the operator was still running after " + timeout + "; see " + log + ":\n" + logTail());
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
     }
 
     /** SIGKILL: the operator gets no chance to clean up, as when its node dies. */

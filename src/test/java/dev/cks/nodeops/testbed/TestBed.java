@@ -270,6 +270,36 @@ public final class TestBed implements AutoCloseable {
         return new String(out, StandardCharsets.UTF_8);
     }
 
+    /**
+     * Kills one process of the control plane ({@code kube-apiserver}, {@code etcd}, …) with SIGKILL, as a
+     * crash or its host's death would; {@link #startComponent} brings the same process back.
+     */
+    public void stopComponent(String component) {
+        runQuietly("bash", "hack/testbed.sh", "stop-component", CLUSTER, component);
+    }
+
+    /** Starts a stopped control-plane process again and waits until the API server answers /readyz. */
+    public void startComponent(String component) {
+        runQuietly("bash", "hack/testbed.sh", "start-component", CLUSTER, component);
+        java.time.Instant end = java.time.Instant.now().plus(Duration.ofMinutes(2));
+        while (java.time.Instant.now().isBefore(end)) {
+            try {
+                if ("ok".equals(client.raw("/readyz"))) {
+                    return;
+                }
+            } catch (RuntimeException notYet) {
+                // connection refused or 5xx while it starts
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new IllegalStateException("the API server was not ready 2 minutes after " + component + " started again");
+    }
+
     /** Where hack/testbed.sh keeps kubectl, helm and the control-plane binaries. */
     public Path binDir() {
         return Path.of(runQuietly("bash", "hack/testbed.sh", "bin").strip());

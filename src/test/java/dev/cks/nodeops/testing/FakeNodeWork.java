@@ -25,6 +25,7 @@ import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.operation.NodeWork;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
 
 /**
  * Nodes in memory, with the lock and cordon rules of the real ones (annotations on the node decide),
@@ -117,19 +118,29 @@ public final class FakeNodeWork implements NodeWork {
         return Optional.ofNullable(nodes.get(name));
     }
 
+    /** What happens in the world just before a node is locked (another operator's reconcile, for one). */
+    public java.util.function.Consumer<String> beforeLock = node -> { };
+
     @Override
     public NodeLock.Outcome lock(String node, String owner) {
+        beforeLock.accept(node);
         calls.add("lock " + node);
         Node current = nodes.get(node);
-        if (current == null) {
-            return new NodeLock.NodeMissing();
+        NodeLock.Outcome outcome = NodeLock.decide(current, owner, this::ownerGone);
+        if (outcome instanceof NodeLock.Acquired || outcome instanceof NodeLock.Reclaimed) {
+            Optional<String> from = outcome instanceof NodeLock.Reclaimed reclaimed ? Optional.of(reclaimed.from()) : Optional.empty();
+            current.getMetadata().getAnnotations().putAll(Serialization.unmarshal(NodeLock.lockPatch(current, owner, from), Node.class)
+                    .getMetadata().getAnnotations());
         }
-        Optional<String> holder = NodeLock.holder(current);
-        if (holder.isPresent() && !holder.get().equals(owner)) {
-            return new NodeLock.HeldBy(holder.get());
-        }
-        current.getMetadata().getAnnotations().put(NodeAnnotations.LOCK, owner);
-        return new NodeLock.Acquired();
+        return outcome;
+    }
+
+    /** Operations the test deleted: their locks and cordons may be reclaimed. */
+    public final java.util.Set<String> goneOwners = new java.util.HashSet<>();
+
+    @Override
+    public boolean ownerGone(String owner) {
+        return goneOwners.contains(owner);
     }
 
     @Override
@@ -173,7 +184,7 @@ public final class FakeNodeWork implements NodeWork {
             current.getSpec().setUnschedulable(null);
             current.getMetadata().getAnnotations().remove(NodeAnnotations.CORDONED_BY);
         }
-        if (NodeLock.holder(current).map(owner::equals).orElse(false)) {
+        if (NodeLock.holder(current).map(holder -> NodeLock.names(holder, owner)).orElse(false)) {
             current.getMetadata().getAnnotations().remove(NodeAnnotations.LOCK);
         }
         return uncordoned;

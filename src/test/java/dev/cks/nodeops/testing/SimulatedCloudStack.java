@@ -1,5 +1,6 @@
 package dev.cks.nodeops.testing;
 
+import java.time.Duration;
 import java.util.Optional;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
@@ -18,9 +19,13 @@ public final class SimulatedCloudStack implements AutoCloseable {
     public final CloudStackClient client;
     public boolean secretMissing;
 
+    /** How long the client waits for an answer: the simulator answers in milliseconds, a test's slow answer takes longer. */
+    public static final Duration READ_TIMEOUT = Duration.ofMillis(1500);
+
     public SimulatedCloudStack(ManualTime clock, MeterRegistry registry) {
         this.simulator = CloudStackSimulator.start(0, clock);
-        this.client = new CloudStackClient(simulator.credentials(), CloudStackClientSettings.DEFAULTS, registry, clock, clock);
+        this.client = new CloudStackClient(simulator.credentials(), CloudStackClientSettings.DEFAULTS.withTimeouts(Duration.ofSeconds(2),
+                READ_TIMEOUT, READ_TIMEOUT.multipliedBy(3)), registry, clock, clock);
     }
 
     /** The operator's access, configured for this cluster id. */

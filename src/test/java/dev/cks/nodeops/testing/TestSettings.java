@@ -93,6 +93,26 @@ public final class TestSettings implements OperatorSettings {
 
     @Override
     public LeaderElection leaderElection() {
-        return Optional::empty;
+        return new LeaderElection() {
+            @Override
+            public Optional<String> identity() {
+                return Optional.empty();
+            }
+
+            @Override
+            public int leaseDurationSeconds() {
+                return 150;
+            }
+
+            @Override
+            public int renewDeadlineSeconds() {
+                return 120;
+            }
+
+            @Override
+            public int retryPeriodSeconds() {
+                return 5;
+            }
+        };
     }
 }

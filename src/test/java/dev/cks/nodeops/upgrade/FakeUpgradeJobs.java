@@ -31,6 +31,16 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     }
 
     @Override
+    public List<Job> onNode(String namespace, String node) {
+        return jobs.values().stream().filter(j -> UpgradeJob.labelValue(node).equals(j.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE))).toList();
+    }
+
+    @Override
+    public void orphan(String namespace, String name) {
+        Optional.ofNullable(jobs.get(name)).ifPresent(job -> job.getMetadata().setOwnerReferences(new ArrayList<>()));
+    }
+
+    @Override
     public String logTail(String namespace, String jobName) {
         return log;
     }

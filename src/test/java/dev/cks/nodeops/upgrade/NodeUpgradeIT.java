@@ -13,6 +13,8 @@ import java.util.Map;
 
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
@@ -317,8 +319,9 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
                     && nodeStatus(u, w1).getPhase() == Phase.Draining
                     && Conditions.find(u.getStatus().getConditions(), Conditions.PROGRESSING).map(c -> c.getMessage()).orElse("")
                             .startsWith("Draining node " + w1 + " (attempt 1/1)"));
-            assertThat(bed.node(w1).getMetadata().getAnnotations()).containsEntry(NodeAnnotations.LOCK, "NodeUpgrade/nu-delete-draining")
-                    .containsEntry(NodeAnnotations.CORDONED_BY, "NodeUpgrade/nu-delete-draining");
+            String owner = "NodeUpgrade/nu-delete-draining/" + draining.getMetadata().getUid();
+            assertThat(bed.node(w1).getMetadata().getAnnotations()).as("the owner named with its uid")
+                    .containsEntry(NodeAnnotations.LOCK, owner).containsEntry(NodeAnnotations.CORDONED_BY, owner);
             assertThat(nodeStatus(draining, w1).getDrain().getBlockedBy()).contains("web-pdb");
 
             bed.client.resources(NodeUpgrade.class).withName("nu-delete-draining").delete();
@@ -369,6 +372,47 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         assertThat(nodeStatus(done, w1).getJobName()).isEqualTo(jobName);
         assertThat(kubelets.jobsOn(List.of(w1))).as("the restarted operator found the Job instead of creating another")
                 .extracting(SeenJob::name).containsExactly(jobName);
+        bed.assertReleased(w1, false);
+    }
+
+    /**
+     * The operator process halts (as on SIGKILL) right after a side effect, before its record; a new
+     * process finishes the upgrade from what the API server holds: one Job per node, every node given
+     * back. docs/reliability.md lists these points.
+     */
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"nodeupgrade.job-created", "nodeupgrade.released"})
+    void haltedRightAfterASideEffectANewProcessFinishesTheUpgrade(String point) throws java.io.IOException {
+        String w1 = bed.worker(FROM);
+        String w2 = bed.worker(FROM);
+        String name = "nu-halt-" + point.replace('.', '-').replace('@', '-');
+        restartHaltingAt(point);
+
+        bed.create(name, script(), spec -> { });
+        awaitHaltedAndRestart(point, UPGRADE_TIME);
+        NodeUpgrade done = bed.await(name, UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(kubelets.jobsOn(List.of(w1, w2))).as("one Job per node").extracting(SeenJob::node).containsExactlyInAnyOrder(w1, w2);
+        assertThat(done.getStatus().getNodes()).extracting(UpgradeNodeStatus::getPhase).containsOnly(Phase.Succeeded);
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    /** The leader is killed while a node's upgrade Job runs: the standby takes the Lease and finishes with the same Job. */
+    @Test
+    void aStandbyTakesOverAnUpgradeWhoseLeaderWasKilledMidJobAndStartsNoSecondJob() {
+        String w1 = bed.worker(FROM);
+        OperatorProcess standby = startStandby();
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-failover", script(), spec -> { });
+            bed.await("nu-failover", UPGRADE_TIME, u -> !u.getStatus().getNodes().isEmpty() && nodeStatus(u, w1).getPhase() == Phase.Upgrading
+                    && nodeStatus(u, w1).getJobName() != null);
+            operator.kill();
+        }
+        operator = standby;
+        NodeUpgrade done = bed.await("nu-failover", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(kubelets.jobsOn(List.of(w1))).as("the same Job, not a second one").hasSize(1);
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
         bed.assertReleased(w1, false);
     }
 }

@@ -13,8 +13,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
+import java.util.stream.Stream;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
@@ -30,8 +35,10 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
+import dev.cks.nodeops.testing.Crash;
 import dev.cks.nodeops.testing.FakeNodeWork;
 import dev.cks.nodeops.testing.ReconcileLoop;
 import dev.cks.nodeops.testing.RecordingEvents;
@@ -45,6 +52,7 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /**
@@ -242,15 +250,68 @@ class NodeUpgradeReconcilerTest {
     }
 
     @Test
-    void theDeadlinePassingWhileWaitingForReadyFailsTheNode() {
-        create(UpgradeExecutor.Type.Script, spec -> spec.setTimeoutSeconds(120));
+    void theDeadlinePassingWhileWaitingForReadyLetsTheNodeFinishItsWaitThenStops() {
+        create(UpgradeExecutor.Type.Script, spec -> {
+            spec.setTimeoutSeconds(120);
+            spec.setReadyTimeoutSeconds(600);
+        });
         reconcileUntil("the control plane's Job", s -> jobs.hasJob(CONTROL));
         jobsFinish = false;
         jobs.finish(CONTROL, true);
         // the kubelet never comes back at the target
         NodeUpgradeStatus status = reconcileToEnd();
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
-        assertThat(condition(Conditions.FAILED).getMessage()).contains("deadline").contains("was WaitingReady");
+        assertThat(condition(Conditions.FAILED).getMessage()).contains(CONTROL).doesNotContain("deadline");
+        assertThat(java.time.Duration.between(Instant.parse("2026-11-30T12:00:00Z"), clock.instant())).as("waited for Ready past the deadline")
+                .isGreaterThanOrEqualTo(java.time.Duration.ofSeconds(600));
+        assertThat(nodes.calls).doesNotContain("cordon " + W1);
+    }
+
+    @Test
+    void theDeadlinePassingWhileTheJobRunsWaitsForItNeverUncordonsUnderItAndStartsNoOtherNode() {
+        create(UpgradeExecutor.Type.Script, spec -> spec.setTimeoutSeconds(120));
+        reconcileUntil("the control plane's Job", s -> jobs.hasJob(CONTROL));
+        jobsFinish = false;
+
+        reconcileUntil("well past the deadline", s -> clock.instant().isAfter(Instant.parse("2026-11-30T12:10:00Z")));
+        assertThat(node(CONTROL).getPhase()).isEqualTo(Phase.Upgrading);
+        assertThat(nodes.isCordoned(CONTROL)).as("never uncordoned under a running upgrade Job").isTrue();
+        assertThat(nodes.calls).doesNotContain("release " + CONTROL + " uncordon");
+
+        jobs.finish(CONTROL, true);
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(node(CONTROL).getPhase()).as("its upgrade finished").isEqualTo(Phase.Succeeded);
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("deadline").contains("node " + W1 + " was Pending");
+        assertThat(nodes.calls).doesNotContain("cordon " + W1);
+        assertThat(jobs.created).hasSize(1);
+        List.of(CONTROL, W1, W2).forEach(n -> assertThat(nodes.ours(n)).isEmpty());
+    }
+
+    @Test
+    void noSecondUpgradeJobStartsOnANodeWhereAnEarlierOneStillRuns() {
+        // A Job of an earlier run (a deleted NodeUpgrade whose Job was left to finish) still runs on W1.
+        jobs.create(UpgradeJob.build(new UpgradeJob.Request(settings.namespace(), "earlier", "uid-earlier", W1, null, Action.Node, TARGET,
+                settings.upgrade().jobImage(), 1800, "upgrade", "upgrade.sh", List.of(TARGET, "node"), ScriptTrust.sha256(SCRIPT))));
+        String earlier = jobs.jobOf(W1).getMetadata().getName();
+        jobsFinish = false;
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("the control plane's Job", s -> jobs.created.size() == 2);
+        jobs.finish(CONTROL, true);
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+
+        reconcileUntil("waiting for the earlier Job", s -> Conditions.find(s.getConditions(), Conditions.WAITING)
+                .filter(c -> c.getReason().equals(UpgradeJobStep.EARLIER_JOB_RUNNING)).isPresent());
+        assertThat(condition(Conditions.WAITING).getMessage()).contains(earlier).contains("node " + W1);
+        assertThat(nodes.calls).as("not even cordoned while the other upgrade runs").doesNotContain("cordon " + W1);
+
+        jobs.finish(W1, true);
+        jobsFinish = true;
+        NodeUpgradeStatus status = reconcileToEnd();
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(jobs.created).filteredOn(name -> jobs.jobs.get(name).getMetadata().getLabels().get(UpgradeJob.LABEL_NODE).equals(W1)).hasSize(2);
     }
 
     @Test
@@ -473,6 +534,89 @@ class NodeUpgradeReconcilerTest {
         assertThat(nodes.isCordoned(CONTROL)).as("kubeadm may be restarting the kubelet").isTrue();
         assertThat(nodes.get(CONTROL).getMetadata().getAnnotations()).doesNotContainKey(NodeAnnotations.LOCK);
         assertThat(events.reasons()).contains("LeftCordoned");
+        assertThat(jobs.jobOf(CONTROL).getMetadata().getOwnerReferences()).as("orphaned: the garbage collector must not kill kubeadm half-way").isEmpty();
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("LeftCordoned")).last().satisfies(e -> assertThat(e.message()).contains("runs to its end"));
+    }
+
+    // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------
+
+    enum Scenario { SCRIPT, CLOUDSTACK_ISO, JOB_FAILS, DELETED }
+
+    static Stream<Arguments> killPoints() {
+        return Stream.of(
+                Arguments.of(KillPoint.NODEUPGRADE_LOCKED, 1, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_LOCKED, 2, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_CORDONED, 1, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_CORDONED, 3, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_DRAIN_STEP, 1, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_JOB_CREATED, 1, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_JOB_CREATED, 2, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_RELEASED, 1, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_RELEASED, 3, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_SCRIPT_WRITTEN, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_JOB_CREATED, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_RELEASED, 2, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_FAILED_RELEASED, 1, Scenario.JOB_FAILS),
+                Arguments.of(KillPoint.NODEUPGRADE_JOB_ORPHANED, 1, Scenario.DELETED),
+                Arguments.of(KillPoint.NODEUPGRADE_DELETED_RELEASED, 1, Scenario.DELETED));
+    }
+
+    /**
+     * The operator halts right after a side effect, before its record; a new one starts from the status the
+     * API server holds. The upgrade ends as it would have, no node got a second upgrade Job, every ISO was
+     * attached and detached once, and no node is left with this operator's cordon or lock.
+     */
+    @ParameterizedTest(name = "{0} #{1} ({2})")
+    @MethodSource("killPoints")
+    void killedRightAfterASideEffectARestartedOperatorFinishesCorrectly(KillPoint point, int nth, Scenario scenario) throws Exception {
+        // CloudStack's jobs take a while and run to their end whether or not the operator is there to poll them.
+        simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(4)));
+        if (scenario == Scenario.JOB_FAILS) {
+            failingJobs.add(W1);
+        }
+        create(scenario == Scenario.CLOUDSTACK_ISO ? UpgradeExecutor.Type.CloudStackIso : UpgradeExecutor.Type.Script, spec -> { });
+
+        try (Crash crash = Crash.at(point, nth)) {
+            ReconcileLoop<NodeUpgrade, NodeUpgradeStatus> loop = new ReconcileLoop<>(
+                    u -> crash.reconcile(u, r -> reconciler.reconcile(r, null), store, NodeUpgradeStatus.class, this::restartOperator),
+                    clock, this::playKubelets, this::describe);
+            if (scenario == Scenario.DELETED) {
+                jobsFinish = false;
+                loop.until(upgrade, "upgrading", s -> s.getNodes().stream().anyMatch(n -> n.getPhase() == Phase.Upgrading && n.getJobName() != null));
+                for (int attempt = 0; attempt < 3; attempt++) {
+                    if (crash.call(() -> reconciler.cleanup(upgrade, null), () -> {
+                        upgrade.setStatus(store.durable(NodeUpgradeStatus.class));
+                        restartOperator();
+                    }).map(DeleteControl::isRemoveFinalizer).orElse(false)) {
+                        break;
+                    }
+                }
+                assertThat(jobs.jobOf(CONTROL).getMetadata().getOwnerReferences()).as("the running Job was orphaned").isEmpty();
+                assertThat(nodes.ours(CONTROL)).as("released, left cordoned under its running Job")
+                        .containsOnlyKeys(NodeAnnotations.CORDONED_BY);
+            } else {
+                NodeUpgradeStatus status = loop.until(upgrade, "finished", NodeUpgradeStatus::finished);
+                assertThat(status.getPhase()).as(describe())
+                        .isEqualTo(scenario == Scenario.JOB_FAILS ? NodeUpgradeStatus.Phase.Failed : NodeUpgradeStatus.Phase.Succeeded);
+                List.of(CONTROL, W1, W2).forEach(n -> {
+                    assertThat(nodes.ours(n)).as("our cordon or lock left on " + n).isEmpty();
+                    assertThat(nodes.isCordoned(n)).as(n + " left cordoned").isFalse();
+                });
+            }
+            assertThat(crash.happened()).as("the operator was halted at " + point.pointName()).isTrue();
+        }
+
+        assertThat(jobs.created).as("no Job created twice").doesNotHaveDuplicates();
+        assertThat(jobs.nodesWithJobs()).as("one upgrade Job per node").doesNotHaveDuplicates();
+        if (scenario == Scenario.CLOUDSTACK_ISO) {
+            assertThat(simulator.calls("attachIso")).as("one attach per node").hasSize(3);
+            assertThat(simulator.calls("detachIso")).as("one detach per node").hasSize(3);
+            assertThat(simulator.clusterVms(cluster.id())).allSatisfy(vm -> assertThat(vm.isoId()).isNull());
+        }
+        if (scenario == Scenario.JOB_FAILS) {
+            assertThat(node(W1).getPhase()).isEqualTo(Phase.Failed);
+            assertThat(nodes.calls).doesNotContain("cordon " + W2);
+        }
     }
 
     /** cks_drain_blocked of the node, as the operator exports it from this status (0 when there is no series). */

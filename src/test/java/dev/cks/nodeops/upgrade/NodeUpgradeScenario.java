@@ -10,6 +10,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
@@ -24,6 +25,7 @@ import dev.cks.nodeops.testbed.TestBedExtension;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class NodeUpgradeScenario {
     private final String prefix;
+    private Map<String, String> properties;
     protected TestBed testBed;
     protected OperatorProcess operator;
     protected KubeletUpgradeSimulation kubelets;
@@ -45,9 +47,30 @@ abstract class NodeUpgradeScenario {
     @BeforeAll
     void startOperator(TestBed shared) {
         testBed = shared;
-        Map<String, String> properties = prepare(shared);
+        properties = prepare(shared);
         kubelets = new KubeletUpgradeSimulation(shared.client(), TestBed.OPERATOR_NAMESPACE);
         operator = OperatorProcess.start(shared, "nodeupgrade-" + prefix, properties);
+    }
+
+    /** A second operator process with the class's properties: a standby while the class's operator holds the Lease. */
+    protected OperatorProcess startStandby() {
+        return OperatorProcess.start(testBed, "nodeupgrade-" + prefix + "-standby", properties);
+    }
+
+    /** The operator is replaced by one that halts at the kill point ({@link KillPoint}); see {@link #awaitHaltedAndRestart}. */
+    protected void restartHaltingAt(String point) {
+        operator.close();
+        Map<String, String> halting = new java.util.LinkedHashMap<>(properties);
+        halting.put(KillPoint.PROPERTY, point);
+        operator = OperatorProcess.start(testBed, "nodeupgrade-" + prefix, halting);
+    }
+
+    /** Waits until the operator halted at its kill point (exit 137, its line in the output), then starts a normal one. */
+    protected void awaitHaltedAndRestart(String point, java.time.Duration within) throws java.io.IOException {
+        int status = operator.awaitExit(within);
+        org.assertj.core.api.Assertions.assertThat(operator.output()).as("the operator halted at its kill point").contains("KILL POINT " + point);
+        org.assertj.core.api.Assertions.assertThat(status).isEqualTo(KillPoint.EXIT_STATUS);
+        operator = OperatorProcess.start(testBed, "nodeupgrade-" + prefix, properties);
     }
 
     @AfterAll

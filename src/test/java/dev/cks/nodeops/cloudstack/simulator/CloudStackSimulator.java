@@ -39,6 +39,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -76,6 +77,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final ExecutorService executor;
     private final Clock clock;
     private final AtomicLong idSequence = new AtomicLong();
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     private final Map<String, SimulatedAccount> accountsByApiKey = new ConcurrentHashMap<>();
     private final Map<String, SimulatedProject> projects = new ConcurrentHashMap<>();
@@ -386,7 +388,13 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     // ---- HTTP ------------------------------------------------------------------------------
 
+    /** Requests being handled now (a slow answer still sleeping, for one): a test waits for them before looking. */
+    public int requestsInFlight() {
+        return inFlight.get();
+    }
+
     private void handle(HttpExchange exchange) throws IOException {
+        inFlight.incrementAndGet();
         try (exchange) {
             Map<String, String> params = new LinkedHashMap<>();
             parseInto(params, exchange.getRequestURI().getRawQuery());
@@ -423,7 +431,13 @@ public final class CloudStackSimulator implements AutoCloseable {
             if (fault instanceof Fault.AnswerLost) {
                 return; // the server acted; the answer never reaches the client
             }
+            if (fault instanceof Fault.AnswerReplaced replaced) {
+                send(exchange, replaced.status(), replaced.body() != null ? replaced.body() : answer.body.substring(0, answer.body.length() / 2));
+                return;
+            }
             send(exchange, answer.status, answer.body);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
@@ -758,6 +772,15 @@ public final class CloudStackSimulator implements AutoCloseable {
         // AsyncJobManagerImpl.getGCTask: a finished job is expunged job.expire.minutes (1440 by default)
         // after it finished; listAsyncJobs no longer shows it and queryAsyncJobResult no longer knows its id.
         jobs.values().removeIf(job -> job.completed != null && !clock.instant().isBefore(job.completed.plus(JOB_EXPIRY)));
+    }
+
+    /** A pending job ends now, successfully, whatever was planned (a test that held it pending lets it go). */
+    public synchronized void finishJob(String jobId) {
+        SimulatedJob job = jobs.get(jobId);
+        if (job == null || job.status != 0) {
+            throw new IllegalArgumentException("no pending job " + jobId);
+        }
+        finish(job);
     }
 
     private void finish(SimulatedJob job) {

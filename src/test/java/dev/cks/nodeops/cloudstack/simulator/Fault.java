@@ -25,6 +25,13 @@ public sealed interface Fault {
     record AnswerLost() implements Fault {
     }
 
+    /**
+     * The server acts on the request, then the client gets this instead of its answer: a proxy's error
+     * page after the upstream timed out, or (body null) the real answer cut off half-way.
+     */
+    record AnswerReplaced(int status, String body) implements Fault {
+    }
+
     static Fault serverError() {
         return new ApiErrorAnswer(530, 9999, "Internal error executing command, please contact your system administrator");
     }
@@ -47,5 +54,15 @@ public sealed interface Fault {
 
     static Fault answerLost() {
         return new AnswerLost();
+    }
+
+    /** A 502 page from a proxy whose upstream acted but answered too late. */
+    static Fault actsThenBadGateway() {
+        return new AnswerReplaced(502, "<html><body>502 Bad Gateway</body></html>");
+    }
+
+    /** A 200 whose body was cut off after the server acted (a proxy or connection reset mid-body). */
+    static Fault actsThenTruncated() {
+        return new AnswerReplaced(200, null);
     }
 }

@@ -1,0 +1,129 @@
+package dev.cks.nodeops.operation;
+
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The places where a crash hurts most: right after a side effect (a node cordoned, a CloudStack write
+ * answered, a Job created) and before the status that records it. Crash-safety tests halt the operator
+ * at one of them and check that a new operator finishes the operation from what was persisted
+ * (docs/reliability.md lists each point, its test and its verdict).
+ *
+ * <p>Reaching a point does nothing unless the test-only system property {@value #PROPERTY} names it
+ * ({@code <point>} or {@code <point>@<n>} for its n-th time); then the JVM halts at once, with no
+ * shutdown hook, no status patch and no lease release, as when the operator's node dies. Reconciler
+ * tests in one JVM arm a point with {@link #armInProcess} instead, which throws.
+ */
+public enum KillPoint {
+    // ScaleDown: planning, cordon, drain, rollback
+    SCALEDOWN_LOCKED("scaledown.locked", "every target locked, before the plan (nodes, deadline) is written"),
+    SCALEDOWN_CORDONED("scaledown.cordoned", "a node cordoned, before status records it"),
+    SCALEDOWN_DRAIN_STEP("scaledown.drain-step", "pods evicted in a drain step, before the drain state is written"),
+    SCALEDOWN_ROLLBACK_RELEASED("scaledown.rollback.released", "a node uncordoned and unlocked in a rollback, before RolledBack is written"),
+    // ScaleDown: removal by scaleKubernetesCluster
+    SCALEDOWN_SCALE_INTENT("scaledown.scale.intent", "the removal intent persisted, before scaleKubernetesCluster is sent"),
+    SCALEDOWN_SCALE_ANSWERED("scaledown.scale.answered", "scaleKubernetesCluster answered with its job, before the job id is written"),
+    SCALEDOWN_SCALE_DONE("scaledown.scale.done", "the scale job seen succeeded, before any Node object is deleted"),
+    SCALEDOWN_NODE_DELETED("scaledown.node-deleted", "the Node object of a removed VM deleted, before Succeeded is written"),
+    // ScaleDown: removal by destroyVirtualMachine
+    SCALEDOWN_DESTROY_NODE_DELETED("scaledown.destroy.node-deleted", "a node's Node object deleted, before its VM is touched"),
+    SCALEDOWN_UNMAP_ANSWERED("scaledown.unmap.answered",
+            "removeVirtualMachinesFromKubernetesCluster answered, before the VM's removal from the map is written"),
+    SCALEDOWN_DESTROY_INTENT("scaledown.destroy.intent", "a VM's destroy intent persisted, before destroyVirtualMachine is sent"),
+    SCALEDOWN_DESTROY_ANSWERED("scaledown.destroy.answered", "destroyVirtualMachine answered with its job, before the job id is written"),
+    SCALEDOWN_DESTROY_DONE("scaledown.destroy.done", "a destroy job seen succeeded, before the node is written Removed"),
+    // ScaleDown: failure and deletion
+    SCALEDOWN_FAILED_RELEASED("scaledown.failed.released", "a node still in the cluster given back after a failed removal, before Failed is written"),
+    SCALEDOWN_DELETED_RELEASED("scaledown.deleted.released", "a node given back because the ScaleDown was deleted, before its finalizer is removed"),
+    // NodeUpgrade: per node
+    NODEUPGRADE_LOCKED("nodeupgrade.locked", "the node locked, before it is cordoned"),
+    NODEUPGRADE_CORDONED("nodeupgrade.cordoned", "the node cordoned, before status records it"),
+    NODEUPGRADE_DRAIN_STEP("nodeupgrade.drain-step", "pods evicted in a drain step, before the drain state is written"),
+    NODEUPGRADE_ISO_INTENT("nodeupgrade.iso.attach-intent", "the ISO attach intent persisted, before attachIso is sent"),
+    NODEUPGRADE_ISO_ATTACH_ANSWERED("nodeupgrade.iso.attach-answered", "attachIso answered with its job, before the job id is written"),
+    NODEUPGRADE_ISO_ATTACHED("nodeupgrade.iso.attached", "the attach job seen succeeded, before Attached is written"),
+    NODEUPGRADE_SCRIPT_WRITTEN("nodeupgrade.script-written", "the node script's ConfigMap written, before the Job is created"),
+    NODEUPGRADE_JOB_CREATED("nodeupgrade.job-created", "the upgrade Job created, before its name is written"),
+    NODEUPGRADE_ISO_DETACH_ANSWERED("nodeupgrade.iso.detach-answered", "detachIso answered with its job, before the job id is written"),
+    NODEUPGRADE_ISO_DETACHED("nodeupgrade.iso.detached", "the detach job seen succeeded, before Detached is written"),
+    NODEUPGRADE_RELEASED("nodeupgrade.released", "the upgraded node uncordoned and unlocked, before Succeeded is written"),
+    NODEUPGRADE_FAILED_RELEASED("nodeupgrade.failed.released", "a failed node given back, before Failed is written"),
+    NODEUPGRADE_JOB_ORPHANED("nodeupgrade.deleted.job-orphaned", "a running Job of a deleted NodeUpgrade orphaned, before its node is released"),
+    NODEUPGRADE_DELETED_RELEASED("nodeupgrade.deleted.released", "a node given back because the NodeUpgrade was deleted, before its finalizer is removed");
+
+    /** The test-only system property that arms one point. */
+    public static final String PROPERTY = "cks.test.kill-at";
+    /** The exit status of a halted operator: 128 + SIGKILL, as a killed process reports. */
+    public static final int EXIT_STATUS = 137;
+
+    private static volatile Armed armed = Armed.parse(System.getProperty(PROPERTY)).orElse(null);
+
+    private final String pointName;
+    private final String boundary;
+
+    KillPoint(String pointName, String boundary) {
+        this.pointName = pointName;
+        this.boundary = boundary;
+    }
+
+    /** The name a test arms, e.g. {@code scaledown.scale.answered}. */
+    public String pointName() {
+        return pointName;
+    }
+
+    /** Where the point is: after which side effect, before which record. */
+    public String boundary() {
+        return boundary;
+    }
+
+    /** Marks the place in the code; halts (or, armed in process, throws) when a test armed this point and its count is due. */
+    public void reached() {
+        Armed current = armed;
+        if (current != null && current.point == this && current.times.incrementAndGet() == current.nth) {
+            current.action.run();
+        }
+    }
+
+    public static Optional<KillPoint> named(String name) {
+        return Arrays.stream(values()).filter(point -> point.pointName.equals(name)).findFirst();
+    }
+
+    /**
+     * Arms a point for a test that runs a reconciler in its own JVM: reaching it the n-th time runs the
+     * action (typically a throw that ends the reconcile as a crash would) instead of halting.
+     *
+     * @return closing it disarms the point
+     */
+    public static AutoCloseable armInProcess(KillPoint point, int nth, Runnable action) {
+        Armed previous = armed;
+        armed = new Armed(point, nth, action);
+        return () -> armed = previous;
+    }
+
+    /** A point armed by name and occurrence. */
+    private record Armed(KillPoint point, int nth, Runnable action, AtomicInteger times) {
+        Armed(KillPoint point, int nth, Runnable action) {
+            this(point, nth, action, new AtomicInteger());
+        }
+
+        /** {@code <point>} or {@code <point>@<n>}; an unknown name is an error, so a typo cannot make a test pass without a kill. */
+        static Optional<Armed> parse(String value) {
+            if (value == null || value.isBlank()) {
+                return Optional.empty();
+            }
+            String[] parts = value.strip().split("@", 2);
+            KillPoint point = named(parts[0]).orElseThrow(() -> new IllegalArgumentException(
+                    "-D" + PROPERTY + "=" + value + " names no kill point; the points are listed in docs/reliability.md"));
+            int nth = parts.length == 2 ? Integer.parseInt(parts[1]) : 1;
+            return Optional.of(new Armed(point, nth, () -> halt(point, nth)));
+        }
+    }
+
+    private static void halt(KillPoint point, int nth) {
+        // One line a test can look for in the operator's output; then no shutdown hook, no finally block.
+        System.err.println("KILL POINT " + point.pointName + "@" + nth + " reached: halting (" + point.boundary + ")");
+        System.err.flush();
+        Runtime.getRuntime().halt(EXIT_STATUS);
+    }
+}
