@@ -95,30 +95,23 @@ final class CloudStackIsoExecutor {
     }
 
     /**
-     * Whether a job of this command, sent since {@code since}, still runs in CloudStack: a write whose
-     * answer was lost (or whose job id a stopped operator never recorded) may still be at work, and
-     * sending it again would do it twice. attachIso and detachIso jobs do not name their VM, so an
-     * unrelated one only makes the caller wait a little.
+     * What became of an attachIso or detachIso whose answer never came (lost, or the operator stopped
+     * before recording the job): {@code done} is what the VM shows, then the key's jobs of the command
+     * since the request, then time ({@link LostAnswer}). Neither command names its VM in the job
+     * (AttachIsoCmd and DetachIsoCmd set no instance), which is safe here: a NodeUpgrade asks for one
+     * ISO change at a time.
      */
-    boolean stillRunning(CloudStackCommand command, Instant since) {
-        return access.client().listAsyncJobs(LostAnswer.jobsSince(since)).stream()
-                .anyMatch(job -> job.isPending() && job.runs(command.commandClass()));
+    LostAnswer.Verdict lostAnswer(CloudStackCommand command, boolean done, Instant requestedAt, Instant now) {
+        return LostAnswer.of(done, access.client().listAsyncJobs(LostAnswer.jobsSince(requestedAt)), command, Optional.empty(),
+                requestedAt, now, access.client().settings().unansweredWriteWindow());
     }
 
     String startAttach(Attachment attachment) {
         return access.client().startAttachIso(attachment.isoId(), attachment.vmId());
     }
 
-    /** Starts detaching the VM's ISO; empty when CloudStack says the VM has none (already detached). */
-    Optional<String> startDetach(String vmId) {
-        try {
-            return Optional.of(access.client().startDetachIso(vmId));
-        } catch (CloudStackException e) {
-            if (e.isNoIsoAttached()) {
-                return Optional.empty();
-            }
-            throw e;
-        }
+    String startDetach(String vmId) {
+        return access.client().startDetachIso(vmId);
     }
 
     /** CloudStack's answer to detaching a VM that has no ISO (TemplateManagerImpl.detachIso): it is detached already. */

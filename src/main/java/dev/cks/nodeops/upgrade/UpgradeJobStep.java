@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
@@ -12,6 +13,8 @@ import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.cloudstack.LostAnswer;
+import dev.cks.nodeops.cloudstack.WriteFailure;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.operation.KillPoint;
@@ -32,6 +35,9 @@ final class UpgradeJobStep {
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
     static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
+    static final String ANSWER_LOST = "CloudStackAnswerLost";
+    /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
+    static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
 
     sealed interface Outcome {
     }
@@ -116,8 +122,7 @@ final class UpgradeJobStep {
                 }
                 if (usesIso) {
                     // Detached whether the Job worked or not: a VM keeps no CD-ROM of ours.
-                    node.setIsoState(IsoState.Detaching);
-                    node.setIsoJobId(null);
+                    startDetaching(node);
                 }
             }
             Optional<Outcome> detaching = usesIso ? detach(upgrade, node, now) : Optional.empty();
@@ -138,13 +143,13 @@ final class UpgradeJobStep {
             return Optional.empty();
         }
         try {
-            if (node.getIsoState() == IsoState.Attaching && node.getIsoJobId() != null
-                    && iso.poll(node.getIsoJobId()).filter(AsyncJobResult::isPending).isPresent()) {
-                return Optional.of(Step.after(POLL_ISO_JOB));
+            // An attach still under way must end before the detach is asked for, or the ISO arrives after it.
+            Optional<Outcome> attaching = pendingAttach(upgrade, node, now);
+            if (attaching.isPresent() && attaching.get() instanceof Continue pending && node.getIsoState() == IsoState.Attaching) {
+                return Optional.of(pending.step());
             }
             if (node.getIsoState() != IsoState.Detaching) {
-                node.setIsoState(IsoState.Detaching);
-                node.setIsoJobId(null);
+                startDetaching(node);
             }
             Optional<Outcome> detaching = detach(upgrade, node, now);
             if (detaching.isPresent() && detaching.get() instanceof Continue pending) {
@@ -162,26 +167,16 @@ final class UpgradeJobStep {
         }
     }
 
+    /**
+     * attachIso, sent once: its time is written to status before it is sent and its job id right after.
+     * A job CloudStack no longer knows, or a request without a job id (the answer lost, or the operator
+     * stopped in between), is looked up: the VM's ISO, then the key's attachIso jobs, then time.
+     */
     private Outcome attach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        Optional<AsyncJobResult> known = node.getIsoState() == IsoState.Attaching && node.getIsoJobId() != null
-                ? iso.poll(node.getIsoJobId()) : Optional.empty();
-        if (known.isPresent()) {
-            AsyncJobResult job = known.get();
-            if (job.isPending()) {
-                recorder.progressing(upgrade, "Upgrading", "Attaching ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node "
-                        + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
-                return new Continue(Step.after(POLL_ISO_JOB));
-            }
-            if (job.failed()) {
-                CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
-                node.setIsoState(IsoState.Detached);
-                return new NodeFailed("CloudStack job " + node.getIsoJobId() + " could not attach ISO " + node.getIsoId() + " to VM "
-                        + node.getVmId() + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").");
-            }
-            return attached(upgrade, node);
+        Optional<Outcome> pending = pendingAttach(upgrade, node, now);
+        if (pending.isPresent()) {
+            return pending.get();
         }
-        // No job id yet, or CloudStack forgot the job while the operator was away: the VM says what happened.
-        node.setIsoJobId(null);
         NodeUpgradeStatus status = upgrade.getStatus();
         KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
         status.setClusterId(cluster.id());
@@ -191,83 +186,152 @@ final class UpgradeJobStep {
         } catch (CloudStackIsoExecutor.Refused refused) {
             return new NodeFailed(refused.getMessage());
         }
-        if (node.getIsoState() == IsoState.Attaching && iso.stillRunning(CloudStackCommand.ATTACH_ISO, askedSince(node))) {
-            // Asked before a restart or a lost answer, and its job is unknown: that attach may still be at work.
-            recorder.progressing(upgrade, "Upgrading", "Waiting for the attachIso asked for node " + node.getName()
-                    + " before its answer was lost, which CloudStack still runs.", now);
-            return new Continue(Step.after(POLL_ISO_JOB));
-        }
         Optional<String> carried = iso.attachedIso(cluster, attachment.vmId());
+        node.setVmId(attachment.vmId());
+        node.setIsoId(attachment.isoId());
         if (carried.isPresent() && carried.get().equals(attachment.isoId())) {
-            // Attached by a run that stopped before it heard the job id: nothing to ask again.
-            node.setVmId(attachment.vmId());
-            node.setIsoId(attachment.isoId());
+            // Attached already (a run before this one): nothing to ask.
             return attached(upgrade, node);
         }
         if (carried.isPresent()) {
             return new NodeFailed("VM " + attachment.vmId() + " of node " + node.getName() + " already has ISO " + carried.get()
                     + " attached; a VM has one CD-ROM. Detach it in CloudStack (detachIso), then retry the NodeUpgrade.");
         }
-        // Intent first: a restart from here on looks at the VM before asking CloudStack again.
-        node.setVmId(attachment.vmId());
-        node.setIsoId(attachment.isoId());
+        // Persist before act: from here on a restart looks at CloudStack instead of asking again.
         node.setIsoState(IsoState.Attaching);
         node.setIsoJobId(null);
+        node.setIsoRequestedAt(Timestamps.format(now));
         store.persist(upgrade);
+        KillPoint.NODEUPGRADE_ISO_INTENT.reached();
+        String jobId;
         try {
-            node.setIsoJobId(iso.startAttach(attachment));
+            jobId = iso.startAttach(attachment);
         } catch (CloudStackException e) {
-            if (e.kind() != CloudStackException.Kind.API_ERROR) {
-                throw e;
-            }
-            node.setIsoState(IsoState.Detached);
-            return new NodeFailed("CloudStack refused to attach ISO " + attachment.isoId() + " to VM " + attachment.vmId() + " of node "
-                    + node.getName() + ": " + e.getMessage());
+            return writeFailed(upgrade, node, "attachIso", e, now, () -> {
+                node.setIsoState(IsoState.Detached);
+                return new NodeFailed("CloudStack refused to attach ISO " + attachment.isoId() + " to VM " + attachment.vmId() + " of node "
+                        + node.getName() + ": " + e.getMessage());
+            });
         }
+        KillPoint.NODEUPGRADE_ISO_ATTACH_ANSWERED.reached();
+        node.setIsoJobId(jobId);
         store.persist(upgrade);
         return new Continue(Step.after(POLL_ISO_JOB));
+    }
+
+    /** The attach already asked for, followed: its job, or what CloudStack shows of it. Empty when none was asked for. */
+    private Optional<Outcome> pendingAttach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        if (node.getIsoState() != IsoState.Attaching) {
+            return Optional.empty();
+        }
+        if (node.getIsoJobId() != null) {
+            Optional<AsyncJobResult> known = iso.poll(node.getIsoJobId());
+            if (known.isPresent()) {
+                return Optional.of(attachJob(upgrade, node, known.get(), now));
+            }
+            // CloudStack expunges a job's record a day after it ended (job.expire.minutes): that one is over,
+            // so the VM says what happened, and asking again repeats nothing that took effect.
+            node.setIsoJobId(null);
+            node.setIsoRequestedAt(null);
+            return Optional.empty();
+        }
+        if (node.getIsoRequestedAt() == null) {
+            return Optional.empty();
+        }
+        NodeUpgradeStatus status = upgrade.getStatus();
+        KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
+        boolean carried = iso.attachedIso(cluster, node.getVmId()).filter(node.getIsoId()::equals).isPresent();
+        LostAnswer.Verdict verdict = iso.lostAnswer(CloudStackCommand.ATTACH_ISO, carried, Timestamps.parse(node.getIsoRequestedAt()), now);
+        if (verdict instanceof LostAnswer.Done) {
+            KillPoint.NODEUPGRADE_ISO_ATTACHED.reached();
+            return Optional.of(attached(upgrade, node));
+        }
+        return Optional.of(followLostAnswer(upgrade, node, verdict, "attachIso", now));
+    }
+
+    private Outcome attachJob(NodeUpgrade upgrade, UpgradeNodeStatus node, AsyncJobResult job, Instant now) {
+        if (job.isPending()) {
+            recorder.progressing(upgrade, "Upgrading", "Attaching ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node "
+                    + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
+            return new Continue(Step.after(POLL_ISO_JOB));
+        }
+        if (job.failed()) {
+            CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
+            node.setIsoState(IsoState.Detached);
+            return new NodeFailed("CloudStack job " + node.getIsoJobId() + " could not attach ISO " + node.getIsoId() + " to VM "
+                    + node.getVmId() + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").");
+        }
+        KillPoint.NODEUPGRADE_ISO_ATTACHED.reached();
+        return attached(upgrade, node);
     }
 
     private Outcome attached(NodeUpgrade upgrade, UpgradeNodeStatus node) {
         node.setIsoState(IsoState.Attached);
         node.setIsoJobId(null);
+        node.setIsoRequestedAt(null);
         recorder.event(upgrade, "IsoAttached", "Attached ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node " + node.getName() + ".");
         return new Continue(Step.next());
     }
 
-    /** Empty once the ISO is detached; a Continue while CloudStack works on it; NodeFailed when CloudStack refuses. */
+    /** The Job is over (or the node is given up): the ISO comes off next. */
+    private static void startDetaching(UpgradeNodeStatus node) {
+        node.setIsoState(IsoState.Detaching);
+        node.setIsoJobId(null);
+        node.setIsoRequestedAt(null);
+    }
+
+    /**
+     * Empty once the ISO is detached; a Continue while CloudStack works on it; NodeFailed when CloudStack
+     * refuses. detachIso is sent once, recorded and looked up as the attach is; a VM without an ISO, or
+     * CloudStack's "no ISO attached" answer, counts as detached.
+     */
     private Optional<Outcome> detach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        Optional<AsyncJobResult> known = node.getIsoJobId() != null ? iso.poll(node.getIsoJobId()) : Optional.empty();
-        if (known.isEmpty()) {
-            // No job id yet, or CloudStack forgot the job while the operator was away: the VM says what happened.
+        if (node.getIsoJobId() != null) {
+            Optional<AsyncJobResult> known = iso.poll(node.getIsoJobId());
+            if (known.isPresent()) {
+                return detachJob(upgrade, node, known.get(), now);
+            }
+            // CloudStack expunges a job's record a day after it ended (job.expire.minutes): that one is over,
+            // so the VM says what happened, and asking again repeats nothing that took effect.
             node.setIsoJobId(null);
-            if (iso.stillRunning(CloudStackCommand.DETACH_ISO, askedSince(node))) {
-                // A detach asked before a restart or a lost answer may still be at work: asking again would send it twice.
-                return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
-            }
-            NodeUpgradeStatus status = upgrade.getStatus();
-            KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
-            if (iso.attachedIso(cluster, node.getVmId()).isEmpty()) {
-                // Detached already (by a run that stopped before it heard the answer): nothing to ask.
-                return detached(upgrade, node);
-            }
-            Optional<String> job;
-            try {
-                job = iso.startDetach(node.getVmId());
-            } catch (CloudStackException e) {
-                if (e.kind() != CloudStackException.Kind.API_ERROR) {
-                    throw e;
-                }
-                return Optional.of(new NodeFailed("CloudStack refused to detach ISO " + node.getIsoId() + " from VM " + node.getVmId()
-                        + " of node " + node.getName() + ": " + e.getMessage() + " Detach it in CloudStack."));
-            }
-            if (job.isEmpty()) {
-                return detached(upgrade, node);
-            }
-            node.setIsoJobId(job.get());
-            return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
+            node.setIsoRequestedAt(null);
         }
-        AsyncJobResult job = known.get();
+        NodeUpgradeStatus status = upgrade.getStatus();
+        KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
+        boolean bare = iso.attachedIso(cluster, node.getVmId()).isEmpty();
+        if (node.getIsoRequestedAt() != null) {
+            LostAnswer.Verdict verdict = iso.lostAnswer(CloudStackCommand.DETACH_ISO, bare, Timestamps.parse(node.getIsoRequestedAt()), now);
+            if (verdict instanceof LostAnswer.Done) {
+                detached(upgrade, node);
+                return Optional.empty();
+            }
+            return Optional.of(followLostAnswer(upgrade, node, verdict, "detachIso", now));
+        }
+        if (bare) {
+            // Nothing to take off (a run before this one detached it, or someone did by hand): nothing to ask.
+            detached(upgrade, node);
+            return Optional.empty();
+        }
+        node.setIsoRequestedAt(Timestamps.format(now));
+        store.persist(upgrade);
+        String jobId;
+        try {
+            jobId = iso.startDetach(node.getVmId());
+        } catch (CloudStackException e) {
+            if (e.isNoIsoAttached()) {
+                detached(upgrade, node);
+                return Optional.empty();
+            }
+            return Optional.of(writeFailed(upgrade, node, "detachIso", e, now, () -> new NodeFailed("CloudStack refused to detach ISO "
+                    + node.getIsoId() + " from VM " + node.getVmId() + " of node " + node.getName() + ": " + e.getMessage() + " Detach it in CloudStack.")));
+        }
+        KillPoint.NODEUPGRADE_ISO_DETACH_ANSWERED.reached();
+        node.setIsoJobId(jobId);
+        store.persist(upgrade);
+        return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
+    }
+
+    private Optional<Outcome> detachJob(NodeUpgrade upgrade, UpgradeNodeStatus node, AsyncJobResult job, Instant now) {
         if (job.isPending()) {
             recorder.progressing(upgrade, "Upgrading", "Detaching ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node "
                     + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
@@ -279,14 +343,69 @@ final class UpgradeJobStep {
                     + node.getVmId() + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode()
                     + "). Detach it in CloudStack."));
         }
-        return detached(upgrade, node);
+        KillPoint.NODEUPGRADE_ISO_DETACHED.reached();
+        detached(upgrade, node);
+        return Optional.empty();
     }
 
-    private Optional<Outcome> detached(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+    private void detached(NodeUpgrade upgrade, UpgradeNodeStatus node) {
         node.setIsoState(IsoState.Detached);
         node.setIsoJobId(null);
+        node.setIsoRequestedAt(null);
         recorder.event(upgrade, "IsoDetached", "Detached ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node " + node.getName() + ".");
-        return Optional.empty();
+    }
+
+    /**
+     * Acts on what CloudStack shows of an attach or detach whose answer was lost, when it is not done
+     * yet: its job found (recorded and followed, also a failed one, whose failure is then reported); not
+     * yet (the request may still arrive); or never arrived (the request time is cleared, so the next step
+     * sends it again).
+     */
+    private Outcome followLostAnswer(NodeUpgrade upgrade, UpgradeNodeStatus node, LostAnswer.Verdict verdict, String command, Instant now) {
+        if (verdict instanceof LostAnswer.NotYet notYet) {
+            recorder.waiting(upgrade, ANSWER_LOST, "CloudStack shows no job and no effect of the " + command + " for node " + node.getName()
+                    + " yet; the request could still reach it until " + Timestamps.format(notYet.until()) + ", so it is not sent again before then.", now);
+            Instant next = now.plus(LOOK_FOR_LATE_REQUEST);
+            return new Continue(Step.at(next.isBefore(notYet.until()) ? next : notYet.until(), now));
+        }
+        if (verdict instanceof LostAnswer.NeverArrived) {
+            node.setIsoRequestedAt(null);
+            store.persist(upgrade);
+            recorder.event(upgrade, "RequestResent", "CloudStack never received the " + command + " for node " + node.getName()
+                    + " (no job, no effect, and the request can no longer be taken); sending it again.");
+            return new Continue(Step.next());
+        }
+        String jobId = verdict instanceof LostAnswer.Running running ? running.jobId() : ((LostAnswer.Failed) verdict).job().jobId();
+        node.setIsoJobId(jobId);
+        store.persist(upgrade);
+        recorder.progressing(upgrade, "Upgrading", "Found CloudStack job " + jobId + " of the " + command + " for node " + node.getName()
+                + ", whose answer was lost; following it.", now);
+        return new Continue(Step.next());
+    }
+
+    /**
+     * A write that did not go through: refused for good (the caller's failure), refused for now (nothing
+     * reached CloudStack: asked again later), or unknown (looked up from the next step on).
+     */
+    private Outcome writeFailed(NodeUpgrade upgrade, UpgradeNodeStatus node, String command, CloudStackException e, Instant now,
+            Supplier<Outcome> refused) {
+        return switch (WriteFailure.of(e)) {
+            case REFUSED -> {
+                node.setIsoRequestedAt(null);
+                yield refused.get();
+            }
+            case REFUSED_FOR_NOW -> {
+                node.setIsoRequestedAt(null);
+                recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "CloudStack turned " + command + " for node " + node.getName()
+                        + " away before acting on it (" + e.getMessage() + "); asking again in " + RECHECK_CLOUDSTACK.toSeconds() + "s.", now);
+                yield new Continue(Step.after(RECHECK_CLOUDSTACK));
+            }
+            case UNKNOWN -> {
+                recorder.waiting(upgrade, ANSWER_LOST, "CloudStack's answer to the " + command + " for node " + node.getName() + " was lost ("
+                        + e.getMessage() + "); it may have been done, so the VM and the key's jobs are read before anything is asked again.", now);
+                yield new Continue(Step.after(POLL_ISO_JOB));
+            }
+        };
     }
 
     private Outcome jobOutcome(Optional<Job> job, String namespace, String jobName, UpgradeNodeStatus node) {
@@ -372,15 +491,6 @@ final class UpgradeJobStep {
         UpgradeExecutor.ConfigMapKeyRef ref = upgrade.getSpec().getExecutor().getScript().getConfigMapRef();
         String namespace = settings.namespace();
         return scripts.judge(namespace, ref.getName(), ref.getKey(), jobs.configMapData(namespace, ref.getName()).orElse(null));
-    }
-
-    /**
-     * Since when a write of this node's current step can have been sent: the step's start, which comes
-     * before the attach (after the drain) and before the detach (at the Job's creation).
-     */
-    private static Instant askedSince(UpgradeNodeStatus node) {
-        Instant started = Timestamps.parse(node.getStepStartedAt());
-        return started != null ? started : Instant.EPOCH;
     }
 
     static String versionId(NodeUpgrade upgrade) {

@@ -35,6 +35,8 @@ public class UpgradeNodeStatus extends NodeProgress {
     private IsoState isoState;
     /** The CloudStack job attaching or detaching the ISO, polled until it ends. */
     private String isoJobId;
+    /** When attachIso or detachIso was sent, written before it is sent (set without a job id: the outcome is looked up). */
+    private String isoRequestedAt;
     /** When the current step began: step durations for metrics, and the executor's start. */
     private String stepStartedAt;
     /** Until when the node may take to be Ready at the target version after the executor finished. */
@@ -56,6 +58,8 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setIsoState(IsoState isoState) { this.isoState = isoState; }
     public String getIsoJobId() { return isoJobId; }
     public void setIsoJobId(String isoJobId) { this.isoJobId = isoJobId; }
+    public String getIsoRequestedAt() { return isoRequestedAt; }
+    public void setIsoRequestedAt(String isoRequestedAt) { this.isoRequestedAt = isoRequestedAt; }
     public String getStepStartedAt() { return stepStartedAt; }
     public void setStepStartedAt(String stepStartedAt) { this.stepStartedAt = stepStartedAt; }
     public String getReadyBy() { return readyBy; }
