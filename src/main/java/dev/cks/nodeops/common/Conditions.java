@@ -19,6 +19,8 @@ public final class Conditions {
     public static final String CLOUDSTACK_REACHABLE = "CloudStackReachable";
     /** VMMapAudit: whether the operator's view of the Nodes is current (it may list them and its watch runs). */
     public static final String NODES_READABLE = "NodesReadable";
+    /** NodeUpgrade (CloudStackIso): whether CloudStack's recorded cluster and node versions match the upgrade's target. */
+    public static final String CLOUDSTACK_RECORD_CURRENT = "CloudStackRecordCurrent";
 
     private static final int MAX_MESSAGE = 32 * 1024;
 

@@ -10,6 +10,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainResult;
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -190,6 +191,17 @@ public final class OperationRecorder {
                 verdict.warn() ? "BlockPredicted" : "NoBlockPredicted", described, generation(resource), now);
         if (verdict.warn()) {
             events.warning(resource, PreflightGate.CONDITION, described + "\nspec.preflight is Warn: the operation goes on.");
+        }
+    }
+
+    /** A condition about something besides the operation's own course (True, False, or Unknown for null). */
+    public void condition(CustomResource<?, ? extends NodeOperationStatus> resource, String type, Boolean status, String reason, String message,
+            Instant now) {
+        List<Condition> conditions = resource.getStatus().getConditions();
+        if (status == null) {
+            Conditions.setUnknown(conditions, type, reason, message, generation(resource), now);
+        } else {
+            Conditions.set(conditions, type, status, reason, message, generation(resource), now);
         }
     }
 

@@ -106,6 +106,12 @@ final class CloudStackIsoExecutor {
                 requestedAt, now, access.client().settings().unansweredWriteWindow());
     }
 
+    /** What CloudStack records for the cluster's version and its nodes' versions, as a sentence when it is not {@code target}. */
+    Optional<String> staleRecord(String clusterId, List<String> nodes, String target) {
+        KubernetesCluster cluster = cluster(clusterId, nodes);
+        return CloudStackRecord.staleness(cluster, access.client().listKubernetesSupportedVersions(), nodes, target);
+    }
+
     String startAttach(Attachment attachment) {
         return access.client().startAttachIso(attachment.isoId(), attachment.vmId());
     }

@@ -140,8 +140,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         Optional<UpgradeNodeStatus> current = UpgradeProgress.current(status.getNodes());
         status.setProgress(UpgradeProgress.progress(status.getNodes()));
         if (current.isEmpty()) {
+            String staleRecord = jobStep.checkCloudStackRecord(upgrade, now).map(stale -> " " + stale).orElse("");
             recorder.finished(upgrade, Stage.SUCCEEDED, Conditions.SUCCEEDED, "AllNodesUpgraded", "All " + status.getNodes().size()
-                    + " selected nodes are at " + upgrade.getSpec().getTargetVersion() + " and Ready.", now);
+                    + " selected nodes are at " + upgrade.getSpec().getTargetVersion() + " and Ready." + staleRecord, now);
             return Step.finished();
         }
         UpgradeNodeStatus node = current.get();

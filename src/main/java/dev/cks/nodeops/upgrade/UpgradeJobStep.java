@@ -15,6 +15,7 @@ import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.WriteFailure;
+import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.operation.KillPoint;
@@ -131,6 +132,29 @@ final class UpgradeJobStep {
             recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer while node " + node.getName()
                     + " was being upgraded (" + e.getMessage() + "); asking again in " + RECHECK_CLOUDSTACK.toSeconds() + "s.", now);
             return new Continue(Step.after(RECHECK_CLOUDSTACK));
+        }
+    }
+
+    /**
+     * At the end of a CloudStackIso upgrade: whether CloudStack still records the old versions (condition
+     * CloudStackRecordCurrent). Returns the sentence for the final message when it does. A CloudStack that
+     * cannot be read leaves the condition Unknown; the upgrade's outcome does not depend on it.
+     */
+    Optional<String> checkCloudStackRecord(NodeUpgrade upgrade, Instant now) {
+        NodeUpgradeStatus status = upgrade.getStatus();
+        if (upgrade.getSpec().getExecutor().getType() != UpgradeExecutor.Type.CloudStackIso || status.getClusterId() == null) {
+            return Optional.empty();
+        }
+        try {
+            Optional<String> stale = iso.staleRecord(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList(),
+                    upgrade.getSpec().getTargetVersion());
+            recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, stale.isEmpty(), stale.isPresent() ? "VersionRecordStale" : "VersionRecorded",
+                    stale.orElse("CloudStack records " + upgrade.getSpec().getTargetVersion() + " for the cluster and its upgraded nodes."), now);
+            return stale;
+        } catch (CloudStackAccess.Unavailable | CloudStackException | CloudStackIsoExecutor.Refused e) {
+            recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CLOUDSTACK_UNAVAILABLE,
+                    "CloudStack's recorded versions could not be read (" + e.getMessage() + "); VMMapAudit's VersionRecordStale findings show them.", now);
+            return Optional.empty();
         }
     }
 

@@ -193,7 +193,13 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
             assertThat(staleRecords(auditRun(audits, 1))).as("before the upgrade CloudStack's record is right").isEmpty();
 
             bed.create("nu-iso-record", iso(), s -> { });
-            bed.await("nu-iso-record", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+            NodeUpgrade upgraded = bed.await("nu-iso-record", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+            assertThat(upgraded.getStatus().getConditions()).as("the NodeUpgrade says CloudStack's record is stale")
+                    .filteredOn(c -> c.getType().equals("CloudStackRecordCurrent")).singleElement().satisfies(c -> {
+                        assertThat(c.getStatus()).isEqualTo("False");
+                        assertThat(c.getReason()).isEqualTo("VersionRecordStale");
+                        assertThat(c.getMessage()).contains(FROM.substring(1) + " for node " + worker).contains("upgradeKubernetesCluster");
+                    });
             long generation = audits.edit(a -> {
                 a.getSpec().setIntervalSeconds(31);
                 return a;

@@ -406,6 +406,26 @@ class NodeUpgradeReconcilerTest {
         assertThat(jobs.scripts).containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.SCRIPT_KEY);
         assertThat(jobs.jobOf(W1).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).contains("1.35.4", "false", "false");
         assertThat(events.reasons()).containsSubsequence("IsoAttached", "Upgrading", "IsoDetached", "NodeUpgraded");
+        assertThat(status.getConditions()).as("the cluster was made at the target, so CloudStack's record matches")
+                .filteredOn(c -> c.getType().equals("CloudStackRecordCurrent")).singleElement()
+                .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"));
+    }
+
+    @Test
+    void cloudStackIsoSaysWhenCloudStackStillRecordsTheNodesOldVersion() {
+        // CloudStack's per-node record (4.20+) is rewritten only by its own upgradeKubernetesCluster.
+        simulator.setRecordedNodeVersion(cluster.vmIds().get(1), FROM.substring(1));
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getConditions()).filteredOn(c -> c.getType().equals("CloudStackRecordCurrent")).singleElement().satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo("VersionRecordStale");
+            assertThat(c.getMessage()).startsWith("CloudStack still records " + FROM.substring(1) + " for node " + W1 + ", not " + TARGET);
+        });
+        assertThat(status.getMessage()).as("the final message says so too").contains("CloudStack still records");
     }
 
     @Test
