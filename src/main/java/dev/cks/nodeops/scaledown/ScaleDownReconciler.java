@@ -129,7 +129,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
                 KillPoint.SCALEDOWN_DELETED_RELEASED.reached();
             }
         }
-        recorder.forget(resource);
         return DeleteControl.defaultDelete();
     }
 
@@ -289,7 +288,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
                 uncordoned.add(name);
             }
             KillPoint.SCALEDOWN_ROLLBACK_RELEASED.reached();
-            recorder.drainOver(resource, name);
         }
         // Uncordoned now, or (a restart half-way) by the rollback before: a node we cordoned that no longer says so.
         status.getNodes().stream().filter(n -> n.getPhase() != Phase.Failed)

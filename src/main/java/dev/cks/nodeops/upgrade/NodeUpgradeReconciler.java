@@ -286,7 +286,6 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         store.persist(upgrade);
         work.release(node.getName(), owner(upgrade), true);
         KillPoint.NODEUPGRADE_FAILED_RELEASED.reached();
-        recorder.drainOver(upgrade, node.getName());
         String name = upgrade.getMetadata().getName();
         String message = "NodeUpgrade " + name + " failed at node " + node.getName() + ": " + error
                 + (error.contains("retry") ? "" : " Retry with: kubectl annotate nu " + name + " " + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");
@@ -337,7 +336,6 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             }
             KillPoint.NODEUPGRADE_DELETED_RELEASED.reached();
         }
-        recorder.forget(upgrade);
         return DeleteControl.defaultDelete();
     }
 
