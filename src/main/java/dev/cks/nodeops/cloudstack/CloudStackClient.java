@@ -386,7 +386,18 @@ public final class CloudStackClient {
     public AsyncJobResult queryAsyncJob(String jobId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("jobid", jobId);
-        return CloudStackResponses.asyncJobResult(execute(new ApiCall(CloudStackCommand.QUERY_ASYNC_JOB_RESULT, params)));
+        return redacted(CloudStackResponses.asyncJobResult(execute(new ApiCall(CloudStackCommand.QUERY_ASYNC_JOB_RESULT, params))));
+    }
+
+    /**
+     * A failed job's error text goes to statuses and events as it is: redacted here like every other text
+     * of this client, so a server (or proxy) that echoes a request's key or signature leaks nothing.
+     */
+    private AsyncJobResult redacted(AsyncJobResult job) {
+        if (job.failed() && job.jobResult() instanceof com.fasterxml.jackson.databind.node.ObjectNode result && result.hasNonNull("errortext")) {
+            result.put("errortext", redactor.redact(result.get("errortext").asText()));
+        }
+        return job;
     }
 
     /**
@@ -398,7 +409,7 @@ public final class CloudStackClient {
     public List<AsyncJobResult> listAsyncJobs(Instant since) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("startdate", DateTimeFormatter.ISO_LOCAL_DATE.format(since.minus(Duration.ofDays(1)).atOffset(ZoneOffset.UTC)));
-        return listAll(CloudStackCommand.LIST_ASYNC_JOBS, params, "asyncjobs", AsyncJobResult.class).stream()
+        return listAll(CloudStackCommand.LIST_ASYNC_JOBS, params, "asyncjobs", AsyncJobResult.class).stream().map(this::redacted)
                 .filter(job -> CloudStackTimestamps.parse(job.created()).map(created -> !created.isBefore(since)).orElse(true))
                 .toList();
     }

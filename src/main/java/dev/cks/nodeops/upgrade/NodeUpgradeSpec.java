@@ -17,9 +17,9 @@ import io.fabric8.generator.annotation.ValidationRule;
 
 // An upgrade that changes under way could leave nodes at two targets; retry or re-create instead.
 @ValidationRule(value = "self == oldSelf", message = "spec is immutable: create a new NodeUpgrade, or retry this one with the annotation nodeops.cks.dev/retry")
-@ValidationRule(value = "self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + NodeUpgradeSpec.LABEL_KEY + "'))",
+@ValidationRule(value = "!has(self.nodeSelector) || self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + NodeUpgradeSpec.LABEL_KEY + "'))",
         message = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.'")
-@ValidationRule(value = "self.nodeSelector.all(k, self.nodeSelector[k].matches('" + NodeUpgradeSpec.LABEL_VALUE + "'))",
+@ValidationRule(value = "!has(self.nodeSelector) || self.nodeSelector.all(k, self.nodeSelector[k].matches('" + NodeUpgradeSpec.LABEL_VALUE + "'))",
         message = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
 public class NodeUpgradeSpec {
     /** A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters (values: the CRD caps them at 63). */

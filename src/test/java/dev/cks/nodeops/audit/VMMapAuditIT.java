@@ -196,6 +196,52 @@ class VMMapAuditIT {
         assertThat(nodesAfter).containsAllEntriesOf(nodesBefore).containsKey(control.getMetadata().getName());
     }
 
+    /**
+     * The operator loses its right to list and watch Nodes mid-run (its own ServiceAccount and ClusterRole,
+     * in a namespace the audit log does not watch): within one interval the audit says its view of the Nodes
+     * is not current, with the API server's answer; a Node added meanwhile (drift a current view would
+     * report) is not reported from the stale view; once the right is back the audit recovers by itself.
+     */
+    @Test
+    void withItsRightToReadNodesRevokedTheAuditSaysSoFindsNothingFromTheStaleViewAndRecoversByItself() throws IOException {
+        addNode(bed.addControlPlane(CLUSTER));
+        addNode(bed.addWorker(CLUSTER));
+        cloudStack = CloudStackFixture.forNodes(bed, CLUSTER, "CloudManaged", client.nodes().list().getItems());
+        String namespace = "cks-revoke-it";
+        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+                .serverSideApply();
+        operatorProperties = new LinkedHashMap<>(cloudStack.operatorProperties());
+        operatorProperties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
+        operatorProperties.put("cks.namespace", namespace);
+        String release = "revoke";
+        operator = OperatorProcess.start(bed, bed.operatorKubeconfig(operatorProperties, release), "vmmapaudit-revoke", operatorProperties);
+        createAudit();
+        awaitAudit("the first run finds the cluster in sync", status -> Conditions.isTrue(status.getConditions(), Conditions.IN_SYNC));
+
+        client.rbac().clusterRoles().withName(release + "-cks-node-operator").edit(role -> {
+            role.getRules().stream().filter(rule -> rule.getResources().contains("nodes")).forEach(rule -> rule.getVerbs().removeAll(List.of("list", "watch")));
+            return role;
+        });
+        String stray = addNode(bed.addWorker(CLUSTER)).getMetadata().getName();
+        Instant revoked = Instant.now();
+        VMMapAuditStatus stale = Awaitility.await("the audit says its view of the Nodes is not current").atMost(Duration.ofSeconds(30).plus(RUN_TIMEOUT))
+                .pollInterval(Duration.ofSeconds(1))
+                .until(this::status, status -> Conditions.find(status.getConditions(), Conditions.NODES_READABLE).map(c -> "False".equals(c.getStatus())).orElse(false));
+        assertThat(Duration.between(revoked, Instant.now())).as("within one interval (30 s) and its run").isLessThan(Duration.ofSeconds(30).plus(RUN_TIMEOUT));
+        assertThat(Conditions.find(stale.getConditions(), Conditions.NODES_READABLE)).hasValueSatisfying(condition -> {
+            assertThat(condition.getReason()).isEqualTo(AuditPass.NODES_UNAVAILABLE);
+            assertThat(condition.getMessage()).contains("HTTP 403").contains("nodes");
+        });
+        assertThat(events()).filteredOn(event -> AuditPass.DRIFT_EVENT.equals(event.getReason()))
+                .as("nothing found from the stale view").noneMatch(event -> event.getMessage().contains(stray));
+
+        bed.operatorKubeconfig(operatorProperties, release);
+        VMMapAuditStatus recovered = Awaitility.await("the audit recovers by itself and sees the stray Node").atMost(Duration.ofSeconds(30).plus(RUN_TIMEOUT).multipliedBy(2))
+                .pollInterval(Duration.ofSeconds(1))
+                .until(this::status, status -> Conditions.isTrue(status.getConditions(), Conditions.NODES_READABLE) && keys(status).contains("node:" + stray));
+        assertThat(recovered.getFindings()).extracting(VmMapFinding::getKey).contains("node:" + stray);
+    }
+
     private Node addNode(Node node) {
         nodesOfThisTest.add(node.getMetadata().getName());
         return node;

@@ -28,7 +28,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  * Least privilege, proven from the calls the operator made: every IT runs the operator as the chart's
  * ServiceAccount with the chart's RBAC ({@link TestBed#operatorKubeconfig}), and the bed's API server
  * audits every request of the ServiceAccounts in the operator's namespaces. This class runs after all
- * others ({@code LeastPrivilegeLast}) and compares those calls with the RBAC the chart renders by
+ * others ({@code JudgesRunLast}) and compares those calls with the RBAC the chart renders by
  * default: it fails on any call that was refused or that no rule grants, and on any grant no call used
  * (unless it is listed in {@link #NOT_PLAYED_BY_THE_BED} with the reason the bed cannot exercise it).
  */

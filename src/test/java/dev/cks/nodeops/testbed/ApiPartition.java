@@ -31,9 +31,9 @@ public final class ApiPartition implements AutoCloseable {
     private final Thread acceptor;
 
     /** A relay for the process that would use this kubeconfig; {@link #kubeconfig} is the same one through the relay. */
-    public ApiPartition(TestBed bed, Path kubeconfig, String name) throws IOException {
+    public ApiPartition(TestBed bed, Path direct, String name) throws IOException {
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        String original = Files.readString(kubeconfig);
+        String original = Files.readString(direct);
         this.upstream = URI.create(bed.client().getMasterUrl().toString());
         String relayed = original.replace(upstream.getHost() + ":" + upstream.getPort(), "127.0.0.1:" + server.getLocalPort());
         if (relayed.equals(original)) {

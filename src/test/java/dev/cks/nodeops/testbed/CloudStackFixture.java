@@ -63,8 +63,17 @@ public final class CloudStackFixture implements AutoCloseable {
         return vm;
     }
 
+    /** Every API key and secret key a fixture of this run handed to an operator: what SecretsScanIT looks for. */
+    private static final java.util.Set<String> KEYS_OF_THE_RUN = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    public static java.util.Set<String> keysOfTheRun() {
+        return java.util.Set.copyOf(KEYS_OF_THE_RUN);
+    }
+
     private void writeSecret() {
         CloudStackCredentials credentials = simulator.credentials();
+        KEYS_OF_THE_RUN.add(credentials.apiKey());
+        KEYS_OF_THE_RUN.add(credentials.secretKey());
         String ini = "[Global]\napi-url = " + credentials.apiUrl() + "\napi-key = " + credentials.apiKey()
                 + "\nsecret-key = " + credentials.secretKey() + "\n";
         bed.client().secrets().inNamespace(SECRET_NAMESPACE).resource(new SecretBuilder()

@@ -370,17 +370,26 @@ public final class TestBed implements AutoCloseable {
      * to the operator.
      */
     public Path operatorKubeconfig(Map<String, String> operatorProperties) throws IOException {
+        return operatorKubeconfig(operatorProperties, OPERATOR_SERVICE_ACCOUNT);
+    }
+
+    /**
+     * The same for a Helm release of another name: its own ServiceAccount and ClusterRole
+     * ({@code <release>-cks-node-operator}), which a test may change without touching the other operators'.
+     * In a namespace the audit policy does not watch, its calls stay out of LeastPrivilegeIT's proof.
+     */
+    public Path operatorKubeconfig(Map<String, String> operatorProperties, String release) throws IOException {
         String namespace = operatorProperties.getOrDefault("cks.namespace", OPERATOR_NAMESPACE);
         String secretNamespace = operatorProperties.getOrDefault("cks.cloudstack.secret-namespace", "kube-system");
         String secretName = operatorProperties.getOrDefault("cks.cloudstack.secret-name", "cloudstack-secret");
-        String rbac = tool("helm", "template", OPERATOR_SERVICE_ACCOUNT, CHART, "-n", namespace, "--kube-version", serverVersion,
+        String rbac = tool("helm", "template", release, CHART, "-n", namespace, "--kube-version", serverVersion,
                 "--set", "cloudstack.secretNamespace=" + secretNamespace, "--set", "cloudstack.secretName=" + secretName,
                 "--show-only", "templates/serviceaccount.yaml", "--show-only", "templates/rbac.yaml");
-        Path manifest = projectRoot.resolve("target/operator-rbac-" + namespace + ".yaml");
+        Path manifest = projectRoot.resolve("target/operator-rbac-" + release + "-" + namespace + ".yaml");
         Files.writeString(manifest, rbac);
         tool("kubectl", "apply", "--server-side", "--force-conflicts", "--field-manager=testbed", "-f", manifest.toString());
         GRANTED_SECRETS.add(secretNamespace + "/" + secretName);
-        return kubeconfigForServiceAccount(namespace, OPERATOR_SERVICE_ACCOUNT);
+        return kubeconfigForServiceAccount(namespace, release.contains(OPERATOR_SERVICE_ACCOUNT) ? release : release + "-" + OPERATOR_SERVICE_ACCOUNT);
     }
 
     /** Records a CloudStack Secret the chart's RBAC grants to an operator a test installed with Helm itself. */
