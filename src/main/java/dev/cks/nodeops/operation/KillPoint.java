@@ -53,7 +53,7 @@ public enum KillPoint {
     NODEUPGRADE_DELETED_RELEASED("nodeupgrade.deleted.released", "a node given back because the NodeUpgrade was deleted, before its finalizer is removed");
 
     /** The test-only system property that arms one point. */
-    public static final String PROPERTY = "cks.test.kill-at";
+    public static final String PROPERTY = "cks-test.kill-at";
     /** The exit status of a halted operator: 128 + SIGKILL, as a killed process reports. */
     public static final int EXIT_STATUS = 137;
 

@@ -94,7 +94,9 @@ final class ScaleDownPlanner {
             Optional<List<String>> picked = pickByCount(spec.getCount(), nodesByName, cluster, owner, drain, now);
             if (picked.isEmpty()) {
                 return new Refused("spec.count is " + spec.getCount() + " but fewer Ready, schedulable workers of CloudStack "
-                        + "Kubernetes cluster " + cluster.name() + " are free to remove; lower spec.count or free more workers.");
+                        + "Kubernetes cluster " + cluster.name() + " are free to remove"
+                        + ScaleDownTargets.heldByOthers(nodesByName.values(), cluster, owner, work::ownerGone).map(held -> " (" + held + ")").orElse("")
+                        + "; lower spec.count or free more workers.");
             }
             targets = picked.get();
         }

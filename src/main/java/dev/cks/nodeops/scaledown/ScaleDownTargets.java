@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -79,6 +80,19 @@ final class ScaleDownTargets {
         return Optional.of("Removing " + String.join(", ", targets) + " would leave no schedulable Ready worker node for the pods"
                 + (others.isEmpty() ? "" : ": the other workers are held by other operations: " + held)
                 + "; keep at least one worker (or add one first), or wait until those operations have finished.");
+    }
+
+    /**
+     * The cluster's workers another live operation holds, with that operation (e.g. "w1, w2 locked by
+     * ScaleDown/shrink-a"), so that a refusal names what it collided with; empty when none is held.
+     */
+    static Optional<String> heldByOthers(Collection<Node> nodes, KubernetesCluster cluster, String owner, Predicate<String> gone) {
+        Map<String, List<String>> byHolder = nodes.stream()
+                .filter(node -> !isControlPlane(node) && vmOf(node.getMetadata().getName(), cluster).isPresent())
+                .flatMap(node -> otherHolder(node, owner, gone).map(holder -> Map.entry(NodeLock.display(holder), node.getMetadata().getName())).stream())
+                .collect(Collectors.groupingBy(Map.Entry::getKey, TreeMap::new, Collectors.mapping(Map.Entry::getValue, Collectors.toList())));
+        return byHolder.isEmpty() ? Optional.empty() : Optional.of(byHolder.entrySet().stream()
+                .map(held -> String.join(", ", held.getValue()) + " locked by " + held.getKey()).collect(Collectors.joining("; ")));
     }
 
     static boolean isControlPlane(Node node) {

@@ -166,6 +166,37 @@ class LeaderElectionIT {
         }
     }
 
+    /**
+     * SIGTERM to the leader, as Kubernetes stops its pod: it ends within seconds by itself — not halted
+     * for a lost Lease, not hung in its shutdown — and gives the Lease up, so the standby leads at once
+     * rather than a lease duration later.
+     */
+    @Test
+    void aLeaderStoppedWithSigtermEndsPromptlyAndGivesTheLeaseUp(TestBed bed) throws java.io.IOException {
+        KubernetesClient client = bed.client();
+        try (CloudStackFixture cloudStack = CloudStackFixture.forNodes(bed, "term", "CloudManaged", List.of(bed.addControlPlane("term")))) {
+            Map<String, String> properties = new HashMap<>(cloudStack.operatorProperties());
+            properties.put("cks.leader-election.identity", "sigterm-a");
+            OperatorProcess leader = OperatorProcess.start(bed, "sigterm-a", properties);
+            try {
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "sigterm-a".equals(holder(client)));
+                properties.put("cks.leader-election.identity", "sigterm-b");
+                try (OperatorProcess standby = OperatorProcess.start(bed, "sigterm-b", properties)) {
+                    java.time.Instant stopped = java.time.Instant.now();
+                    int status = leader.terminate(Duration.ofSeconds(20));
+
+                    assertThat(status).as("a normal stop, not a halt for a lost Lease").isNotEqualTo(dev.cks.nodeops.common.LeaderElection.LOST_LEASE_EXIT_STATUS);
+                    assertThat(leader.output()).doesNotContain("Lost the leader Lease");
+                    Awaitility.await("the standby leads").atMost(Duration.ofSeconds(60)).until(() -> "sigterm-b".equals(holder(client)));
+                    assertThat(Duration.between(stopped, java.time.Instant.now())).as("sooner than the lease duration (15 s) after the stop")
+                            .isLessThan(Duration.ofSeconds(15));
+                }
+            } finally {
+                leader.kill();
+            }
+        }
+    }
+
     private static String holder(KubernetesClient client) {
         Lease lease = client.leases().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(LEASE).get();
         return lease == null ? null : lease.getSpec().getHolderIdentity();

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoField;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Map;
 
 import org.awaitility.Awaitility;
@@ -51,6 +53,48 @@ class ScaleDownCountIT extends ScaleDownScenario {
         assertThat(world.simulator().calls("scaleKubernetesCluster")).singleElement()
                 .satisfies(call -> assertThat(call.param("nodeids").split(","))
                         .containsExactlyInAnyOrder(world.fixture.vmId(newestEmpty), world.fixture.vmId(olderEmpty)));
+    }
+
+    /**
+     * Two ScaleDowns of two workers each, created in the same second on a cluster of three workers: only
+     * one goes on; the other is refused naming it, touching nothing; a schedulable worker remains.
+     */
+    @Test
+    void twoScaleDownsOfTwoWorkersEachCreatedTogetherLeaveAWorkerAndTheRefusalNamesTheOther() {
+        List<String> workers = List.of(world.addWorker(pool), world.addWorker(pool), world.addWorker(pool));
+        String other = name + "-b";
+        try {
+            // Both are sent early in a second, so that the API server stamps them with the same one.
+            Awaitility.await("the start of a second").atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> Instant.now().get(ChronoField.MILLI_OF_SECOND) < 300);
+            world.create(name, null, 2, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+            world.create(other, null, 2, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+            assertThat(world.get(other).getMetadata().getCreationTimestamp()).as("created in the same second")
+                    .isEqualTo(world.get(name).getMetadata().getCreationTimestamp());
+
+            List<ScaleDown> both = Awaitility.await("both ScaleDowns finished").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(300))
+                    .until(() -> List.of(world.get(name), world.get(other)), list -> list.stream().allMatch(ScaleDownCountIT::finished));
+            assertThat(both).extracting(sd -> sd.getStatus().getPhase())
+                    .containsExactlyInAnyOrder(ScaleDownStatus.Phase.Succeeded, ScaleDownStatus.Phase.Failed);
+            ScaleDown done = both.stream().filter(sd -> sd.getStatus().getPhase() == ScaleDownStatus.Phase.Succeeded).findFirst().orElseThrow();
+            ScaleDown refused = both.stream().filter(sd -> sd.getStatus().getPhase() == ScaleDownStatus.Phase.Failed).findFirst().orElseThrow();
+            assertThat(refused.getStatus().getConditions()).as("the refusal names the other ScaleDown")
+                    .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("ScaleDown/" + done.getMetadata().getName()));
+
+            List<String> removed = List.of(done.getStatus().getTargetNodes().split(","));
+            List<String> left = workers.stream().filter(w -> !removed.contains(w)).toList();
+            assertThat(left).as("one of the three workers stays").hasSize(1);
+            assertThat(world.isUnschedulable(left.get(0))).as("and is schedulable").isFalse();
+            assertThat(world.operatorAnnotations(left.get(0))).isEmpty();
+            removed.forEach(world::assertNodeGone);
+            assertThat(world.simulator().calls("scaleKubernetesCluster")).as("one scale call, by the one that went on").hasSize(1);
+        } finally {
+            world.delete(other);
+        }
+    }
+
+    private static boolean finished(ScaleDown sd) {
+        return sd != null && sd.getStatus() != null && sd.getStatus().finished();
     }
 
     private String slot(String node, String slot) {

@@ -168,6 +168,17 @@ class ScaleDownTargetsTest {
         assertThat(ScaleDownTargets.isCandidate(controlPlane("w1"), cluster, OWNER, NONE_GONE)).isFalse();
     }
 
+    @Test
+    void workersOfTheClusterHeldByOtherLiveOperationsAreNamedWithTheirHolder() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged", "", ",{\"id\":\"vm-3\",\"name\":\"w3\",\"state\":\"Running\"}");
+        String gone = "ScaleDown/deleted/uid-0";
+        Map<String, Node> nodes = nodes(worker("w1", "ScaleDown/shrink-a/uid-a"), worker("w2", "ScaleDown/shrink-a/uid-a"), worker("w3", gone),
+                worker("unmapped", "NodeUpgrade/up/uid-u"), controlPlane("cp1"));
+
+        assertThat(ScaleDownTargets.heldByOthers(nodes.values(), cluster, OWNER, gone::equals)).contains("w1, w2 locked by ScaleDown/shrink-a");
+        assertThat(ScaleDownTargets.heldByOthers(nodes.values(), cluster, "ScaleDown/shrink-a/uid-a", gone::equals)).as("our own locks are not others'").isEmpty();
+    }
+
     static KubernetesCluster cluster(String state, String type) throws Exception {
         return cluster(state, type, "", "");
     }

@@ -163,6 +163,12 @@ public final class OperatorProcess implements AutoCloseable {
         waitForExit();
     }
 
+    /** SIGTERM, as Kubernetes stops a pod, and waits for the process to end by itself; its exit status. */
+    public int terminate(Duration timeout) {
+        process.destroy();
+        return awaitExit(timeout);
+    }
+
     @Override
     public void close() {
         process.destroy();
