@@ -13,6 +13,7 @@ import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.EvictionListener;
 import dev.cks.nodeops.drain.NodeDrainer;
 import dev.cks.nodeops.drain.PodFilters;
@@ -111,9 +112,9 @@ public final class KubernetesNodeWork implements NodeWork {
     }
 
     @Override
-    public PreflightPrediction.Report preflight(List<String> nodes, DrainOptions options, Instant now) {
+    public PreflightPrediction.Report preflight(List<String> nodes, Draining draining, DrainOptions options, Instant now) {
         try {
-            return preflight.check(nodes, options, now);
+            return preflight.check(nodes, draining, options, now);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KubernetesClientException("interrupted during the drain preflight");

@@ -8,6 +8,7 @@ import java.util.Optional;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.CordonRecord;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -54,8 +55,8 @@ public interface NodeWork {
     /** Deletes the Node object ({@code kubectl delete node --ignore-not-found}). */
     void delete(String node);
 
-    /** Dry-run evictions of what draining these nodes would evict, and the budgets' status; changes nothing. */
-    PreflightPrediction.Report preflight(List<String> nodes, DrainOptions options, Instant now);
+    /** Dry-run evictions of what draining these nodes would evict, the budgets' status and where replacements could go; changes nothing. */
+    PreflightPrediction.Report preflight(List<String> nodes, Draining draining, DrainOptions options, Instant now);
 
     /** Per node, how many pods a drain with these options would evict. */
     Map<String, Integer> evictablePods(DrainOptions options, Instant now);

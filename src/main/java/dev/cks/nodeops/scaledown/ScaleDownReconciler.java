@@ -19,6 +19,7 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.KubernetesNodeWork;
@@ -130,7 +131,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         ScaleDownPlanner.Planned planned = (ScaleDownPlanner.Planned) plan;
         status.setClusterId(planned.cluster().id());
-        PreflightGate.Verdict verdict = PreflightGate.check(work, planned.upNodes(), drain, spec.getPreflight(), now);
+        PreflightGate.Verdict verdict = PreflightGate.check(work, planned.upNodes(), Draining.TOGETHER, drain, spec.getPreflight(), now);
         if (verdict instanceof PreflightGate.Refuse refuse) {
             return refuse(resource, refuse.message(), now);
         }

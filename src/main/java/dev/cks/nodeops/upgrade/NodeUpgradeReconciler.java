@@ -20,6 +20,7 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.KubernetesNodeWork;
@@ -119,7 +120,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             return Step.finished();
         }
         List<String> toUpgrade = planned.stream().filter(n -> n.getAction() != Action.Skip).map(UpgradeNodeStatus::getName).toList();
-        PreflightGate.Verdict verdict = PreflightGate.check(work, toUpgrade, drainOptions(upgrade), spec.getPreflight(), now);
+        PreflightGate.Verdict verdict = PreflightGate.check(work, toUpgrade, Draining.ONE_AT_A_TIME, drainOptions(upgrade), spec.getPreflight(), now);
         if (verdict instanceof PreflightGate.Refuse refuse) {
             recorder.refused(upgrade, OperationRecorder.REFUSED, refuse.message(), now);
             return Step.finished();

@@ -283,7 +283,7 @@ class DrainIT {
         String versionsBefore = bed.client.nodes().withName(first).get().getMetadata().getResourceVersion()
                 + bed.client.nodes().withName(second).get().getMetadata().getResourceVersion();
 
-        PreflightPrediction.Report report = new DrainPreflight(bed.client).check(List.of(first, second), DrainBed.options(), Instant.now());
+        PreflightPrediction.Report report = new DrainPreflight(bed.client).check(List.of(first, second), Draining.TOGETHER, DrainBed.options(), Instant.now());
 
         assertThat(report.predictsBlock()).isTrue();
         String text = report.describe();
@@ -291,6 +291,15 @@ class DrainIT {
                 .contains("pdb " + bed.namespace + "/web-pdb: needs 3 healthy, has 4, 1 disruption allowed; the drain would evict 4 of its pods")
                 .contains("node " + first + ": cannot delete pods that no controller manages");
         assertThat(report.budgets()).filteredOn(b -> b.numbers().name().equals("web-pdb")).singleElement()
+                .as("web's pods select the test's pool, whose two nodes are both drained: no replacement can run")
+                .satisfies(b -> assertThat(b.blocks()).isTrue())
+                .satisfies(b -> assertThat(b.describe()).contains("no replacement of Deployment " + bed.namespace + "/web can be scheduled")
+                        .contains("2 node(s) are being drained").contains("didn't match Pod's node affinity/selector"));
+
+        String spare = bed.addWorker();
+        PreflightPrediction.Report withRoom = new DrainPreflight(bed.client).check(List.of(first, second), Draining.TOGETHER, DrainBed.options(), Instant.now());
+        assertThat(withRoom.budgets()).filteredOn(b -> b.numbers().name().equals("web-pdb")).singleElement()
+                .as("replacements can run on %s: the budget only slows the drain", spare)
                 .satisfies(b -> assertThat(b.blocks()).isFalse());
         assertThat(Map.of(first, uids(bed.podsOn(first), null), second, uids(bed.podsOn(second), null))).isEqualTo(before);
         assertThat(bed.podsOn(first)).allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);

@@ -17,6 +17,7 @@ import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainResult.Outcome;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.CordonRecord;
@@ -186,7 +187,7 @@ public final class FakeNodeWork implements NodeWork {
     }
 
     @Override
-    public PreflightPrediction.Report preflight(List<String> names, DrainOptions options, Instant now) {
+    public PreflightPrediction.Report preflight(List<String> names, Draining draining, DrainOptions options, Instant now) {
         calls.add("preflight " + String.join(",", names));
         return prediction;
     }

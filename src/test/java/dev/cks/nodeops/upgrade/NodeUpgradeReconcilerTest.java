@@ -290,7 +290,7 @@ class NodeUpgradeReconcilerTest {
     void preflightFailRefusesWithAcceptedFalseBeforeAnyCordon() {
         var numbers = new dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers("shop", "web", 2, 2, 0, 2);
         nodes.prediction = new dev.cks.nodeops.drain.PreflightPrediction.Report(Map.of(),
-                List.of(new dev.cks.nodeops.drain.PreflightPrediction.BudgetPressure(numbers, Map.of(W1, List.of("shop/web-1")), true)));
+                List.of(new dev.cks.nodeops.drain.PreflightPrediction.BudgetPressure(numbers, Map.of(W1, List.of("shop/web-1")), true, null)));
         create(UpgradeExecutor.Type.Script, spec -> spec.setPreflight(Preflight.Fail));
 
         NodeUpgradeStatus status = reconcileToEnd();
