@@ -44,6 +44,8 @@ public final class NodeDrainer {
     public static final Duration RECHECK_DISRUPTION_BUDGETS = Duration.ofSeconds(1);
     /** How soon to look again while evicted pods are only terminating. */
     public static final Duration CHECK_TERMINATING = Duration.ofSeconds(1);
+    /** How soon to look again while the drain only waits for pods annotated wait-completed, which may run for hours. */
+    public static final Duration CHECK_COMPLETION = Duration.ofSeconds(5);
     /** Evictions in flight at once; enough to empty a node quickly without flooding the API server. */
     public static final int MAX_PARALLEL_EVICTIONS = 16;
     /**
@@ -100,12 +102,14 @@ public final class NodeDrainer {
         }
 
         List<Pod> toRemove = new ArrayList<>();
+        List<Pod> awaited = new ArrayList<>();
         List<StuckPod> refused = new ArrayList<>();
         for (Pod pod : pods) {
             PodVerdict verdict = filters.verdict(pod);
             switch (verdict.action()) {
                 case EVICT -> toRemove.add(pod);
                 case REFUSE -> refused.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.REFUSED, verdict.reason()));
+                case WAIT -> awaited.add(pod);
                 case SKIP -> { }
             }
         }
@@ -113,13 +117,16 @@ public final class NodeDrainer {
             // kubectl refuses the whole drain before evicting anything: a half-drained node helps nobody.
             return finish(Outcome.FAILED, next, BlockedByReport.format(node, refused, Map.of(), null), refused.size());
         }
-        if (toRemove.isEmpty()) {
+        if (toRemove.isEmpty() && awaited.isEmpty()) {
             next.setBlockedBy(null);
             return finish(Outcome.DONE, next, "", 0);
         }
 
         List<Pod> terminating = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).toList();
-        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
+        // Pods of a higher drain-order wait until every pod of a lower order is gone.
+        int order = PodDrainPolicy.current(toRemove);
+        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) == order).toList();
+        List<Pod> later = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) != order).toList();
         // Budget-aware: send only the evictions the budgets allow now, so pods that could not go anyway
         // cost no 429. Not when giving up (a dry run of every pod tells why each is still there, without
         // evicting anything more), nor for plain deletes (they bypass budgets).
@@ -146,6 +153,13 @@ public final class NodeDrainer {
         int gone = 0;
         for (Pod pod : terminating) {
             stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.TERMINATING, terminatingDetail(pod, now)));
+        }
+        for (Pod pod : later) {
+            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.LATER_ORDER,
+                    PodDrainPolicy.ORDER + " " + PodDrainPolicy.order(pod) + ", after the pods of order " + order));
+        }
+        for (Pod pod : awaited) {
+            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.AWAITING_COMPLETION, ""));
         }
         for (Map.Entry<Pod, Answer> entry : answers.entrySet()) {
             Pod pod = entry.getKey();
@@ -184,7 +198,7 @@ public final class NodeDrainer {
         }
         Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next, budgetsListed, evicted);
         String report = BlockedByReport.format(node, stuck, budgets, givingUp ? next.getLastApiError() : null);
-        int remaining = toRemove.size() - gone;
+        int remaining = toRemove.size() - gone + awaited.size();
         if (remaining == 0) {
             next.setBlockedBy(null);
             return finish(Outcome.DONE, next, "", 0);
@@ -196,7 +210,8 @@ public final class NodeDrainer {
         List<BudgetNumbers> holding = heldBack.values().stream().distinct()
                 .map(budgets::get).toList();
         boolean podsLeaving = !evicted.isEmpty() || !terminating.isEmpty() || gone > 0;
-        Duration again = EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
+        boolean onlyAwaiting = toRemove.size() == gone;
+        Duration again = onlyAwaiting && !apiError ? CHECK_COMPLETION : EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
         return inProgress(next, report, remaining, BlockedByReport.budgetHolds(stuck, budgets), podsLeaving, now.plus(again),
                 decision.attemptEndsAt());
     }

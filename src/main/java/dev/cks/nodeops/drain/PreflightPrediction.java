@@ -70,10 +70,12 @@ public final class PreflightPrediction {
      * @param refusedByNode per node, pods a filter refuses
      * @param budgets the budgets involved
      * @param homeless per workload whose evicted pods' replacements cannot be scheduled, why (a budget may not need them)
+     * @param awaitedByNode per node, pods the drain will wait for (annotated wait-completed); they slow it, they do not block it
      */
-    public record Report(Map<String, List<String>> refusedByNode, List<BudgetPressure> budgets, Map<String, String> homeless) {
+    public record Report(Map<String, List<String>> refusedByNode, List<BudgetPressure> budgets, Map<String, String> homeless,
+            Map<String, List<String>> awaitedByNode) {
         public Report(Map<String, List<String>> refusedByNode, List<BudgetPressure> budgets) {
-            this(refusedByNode, budgets, Map.of());
+            this(refusedByNode, budgets, Map.of(), Map.of());
         }
 
         /** True when the drain, as things stand, cannot finish. */
@@ -86,6 +88,7 @@ public final class PreflightPrediction {
             refusedByNode.forEach((node, reasons) -> reasons.forEach(r -> lines.add("* node " + node + ": " + r)));
             budgets.forEach(b -> lines.add("* " + b.describe()));
             homeless.forEach((workload, why) -> lines.add("* " + workload + " would run short: its evicted pods cannot be replaced, " + why));
+            awaitedByNode.forEach((node, reasons) -> reasons.forEach(r -> lines.add("* node " + node + ": " + r)));
             return lines.isEmpty() ? "Preflight found nothing that would block the drain."
                     : (predictsBlock() ? "Preflight predicts the drain will be blocked:\n" : "Preflight predicts the drain will be slowed:\n")
                             + String.join("\n", lines);
@@ -108,11 +111,16 @@ public final class PreflightPrediction {
         Map<String, PodDisruptionBudget> budgetByRef = new LinkedHashMap<>();
         budgets.forEach(b -> budgetByRef.put(b.getMetadata().getNamespace() + "/" + b.getMetadata().getName(), b));
         Map<String, String> homeless = new TreeMap<>();
+        Map<String, List<String>> awaited = new TreeMap<>();
         verdicts.forEach((node, pods) -> {
             refused.put(node, new ArrayList<>());
             pods.forEach((pod, verdict) -> {
                 if (verdict.action() == PodVerdict.Action.REFUSE) {
                     refused.get(node).add(verdict.reason());
+                    return;
+                }
+                if (verdict.action() == PodVerdict.Action.WAIT) {
+                    awaited.computeIfAbsent(node, n -> new ArrayList<>()).add(verdict.reason());
                     return;
                 }
                 if (verdict.action() != PodVerdict.Action.EVICT || pod.getMetadata().getDeletionTimestamp() != null) {
@@ -147,7 +155,7 @@ public final class PreflightPrediction {
             }
         });
         explained.forEach(homeless::remove);
-        return new Report(refused, pressures, homeless);
+        return new Report(refused, pressures, homeless, awaited);
     }
 
     /**
