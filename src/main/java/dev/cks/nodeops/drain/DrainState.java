@@ -43,6 +43,21 @@ public class DrainState {
         return copy;
     }
 
+    /**
+     * The drain was held (paused, or its window closed) for this long: its attempt and block clocks move on
+     * by as much, so the time held uses up neither an attempt nor counts as blocked.
+     */
+    public void resumeAfter(java.time.Duration held) {
+        attemptStartedAt = shifted(attemptStartedAt, held);
+        nextAttemptAt = shifted(nextAttemptAt, held);
+        blockSince = shifted(blockSince, held);
+    }
+
+    private static String shifted(String timestamp, java.time.Duration by) {
+        java.time.Instant at = dev.cks.nodeops.common.Timestamps.parse(timestamp);
+        return at == null ? null : dev.cks.nodeops.common.Timestamps.format(at.plus(by));
+    }
+
     void recordEvicted(String podKey) {
         if (!podsSeen.contains(podKey)) {
             podsSeen.add(podKey);

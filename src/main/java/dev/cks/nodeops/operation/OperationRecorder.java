@@ -10,6 +10,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainResult;
+import dev.cks.nodeops.drain.DrainState;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -32,6 +33,8 @@ public final class OperationRecorder {
     public static final String NODE_DRAINED = "NodeDrained";
     public static final String DRAIN_BLOCKED = "DrainBlocked";
     public static final String UNCORDONED = "Uncordoned";
+    public static final String PAUSED = "Paused";
+    public static final String RESUMED = "Resumed";
 
     private final String kind;
     private final EventRecorder events;
@@ -185,6 +188,69 @@ public final class OperationRecorder {
     /** The node's drain is over (finished, rolled back, released): it no longer counts as blocked. */
     public void drainOver(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
         metrics.drainBlocked(kind, resource.getMetadata().getName(), node, false);
+    }
+
+    /** Where the window stands, in status.window (for `kubectl get`'s Next Window column). */
+    public void window(CustomResource<?, ? extends NodeOperationStatus> resource, WorkGate.Verdict gate) {
+        resource.getStatus().setWindow(gate.window().map(position -> {
+            NodeOperationStatus.WindowStatus window = new NodeOperationStatus.WindowStatus();
+            window.setState(position.open() ? NodeOperationStatus.WindowStatus.State.Open : NodeOperationStatus.WindowStatus.State.Closed);
+            window.setOpensAt(Timestamps.format(position.opensAt()));
+            window.setClosesAt(Timestamps.format(position.closesAt()));
+            return window;
+        }).orElse(null));
+    }
+
+    /**
+     * Held by spec.paused or the window with no node worked on: Waiting with the reason, Paused=True when
+     * paused (with a Normal event once), and the time it began, which the deadline does not count.
+     */
+    public void held(CustomResource<?, ? extends NodeOperationStatus> resource, WorkGate.Hold hold, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        if (hold.reason().equals(WorkGate.PAUSED)) {
+            boolean already = Conditions.isTrue(status.getConditions(), Conditions.PAUSED);
+            Conditions.set(status.getConditions(), Conditions.PAUSED, true, PAUSED, hold.message(), generation(resource), now);
+            if (!already) {
+                events.normal(resource, PAUSED, hold.message());
+            }
+        }
+        // A pause has its own event; other holds get the Waiting event when the reason is new.
+        if (setWaiting(resource, hold.reason(), hold.message(), now) && !hold.reason().equals(WorkGate.PAUSED)) {
+            events.normal(resource, WAITING, hold.message());
+        }
+        status.enter(Stage.WAITING);
+        if (status.getHeldSince() == null) {
+            status.setHeldSince(Timestamps.format(now));
+        }
+    }
+
+    /** spec.paused is set but work in progress has not reached a safe boundary yet. */
+    public void pausing(CustomResource<?, ? extends NodeOperationStatus> resource, String message, Instant now) {
+        Conditions.set(resource.getStatus().getConditions(), Conditions.PAUSED, false, "Pausing", message, generation(resource), now);
+    }
+
+    /**
+     * Work goes on, not paused: a Paused condition goes (with a Resumed event when it had stopped), and after
+     * a hold the deadline and the given drains' clocks move on by the time held, so a pause or a closed
+     * window never uses up an operation's time.
+     */
+    public void resumed(CustomResource<?, ? extends NodeOperationStatus> resource, List<DrainState> drains, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        if (Conditions.isTrue(status.getConditions(), Conditions.PAUSED)) {
+            events.normal(resource, RESUMED, "spec.paused is false: the operation goes on.");
+        }
+        Conditions.remove(status.getConditions(), Conditions.PAUSED);
+        Instant since = Timestamps.parse(status.getHeldSince());
+        status.setHeldSince(null);
+        if (since == null) {
+            return;
+        }
+        java.time.Duration held = java.time.Duration.between(since, now);
+        Instant deadline = Timestamps.parse(status.getDeadline());
+        if (deadline != null) {
+            status.setDeadline(Timestamps.format(deadline.plus(held)));
+        }
+        drains.stream().filter(java.util.Objects::nonNull).forEach(drain -> drain.resumeAfter(held));
     }
 
     /** The preflight's prediction as the {@value PreflightGate#CONDITION} condition, and a Warning event when a block is predicted. */
