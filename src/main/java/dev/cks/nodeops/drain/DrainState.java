@@ -10,6 +10,7 @@ import java.util.List;
 public class DrainState {
     /** Older entries of {@link #podsSeen} are dropped beyond this, so a huge node can't bloat the status. */
     static final int MAX_PODS_SEEN = 500;
+    static final int MAX_WORKLOADS = 100;
 
     private Integer attempt;
     private String attemptStartedAt;
@@ -26,6 +27,8 @@ public class DrainState {
     private String blockSince;
     /** The cause last announced with a Warning event, so each cause is announced once. */
     private String blockAnnounced;
+    /** The controllers of the pods this drain evicted ({@code Kind namespace/name}), for the soak's health gate. */
+    private List<String> workloads = new ArrayList<>();
 
     public static DrainState copyOf(DrainState state) {
         DrainState copy = new DrainState();
@@ -39,6 +42,7 @@ public class DrainState {
             copy.blockCause = state.blockCause;
             copy.blockSince = state.blockSince;
             copy.blockAnnounced = state.blockAnnounced;
+            copy.workloads = new ArrayList<>(state.workloads);
         }
         return copy;
     }
@@ -56,6 +60,12 @@ public class DrainState {
     private static String shifted(String timestamp, java.time.Duration by) {
         java.time.Instant at = dev.cks.nodeops.common.Timestamps.parse(timestamp);
         return at == null ? null : dev.cks.nodeops.common.Timestamps.format(at.plus(by));
+    }
+
+    void recordWorkload(String workload) {
+        if (workload != null && !workloads.contains(workload) && workloads.size() < MAX_WORKLOADS) {
+            workloads.add(workload);
+        }
     }
 
     void recordEvicted(String podKey) {
@@ -83,6 +93,8 @@ public class DrainState {
     public void setBlockCause(String blockCause) { this.blockCause = blockCause; }
     public String getBlockSince() { return blockSince; }
     public void setBlockSince(String blockSince) { this.blockSince = blockSince; }
+    public List<String> getWorkloads() { return workloads; }
+    public void setWorkloads(List<String> workloads) { this.workloads = workloads == null ? new ArrayList<>() : workloads; }
     public String getBlockAnnounced() { return blockAnnounced; }
     public void setBlockAnnounced(String blockAnnounced) { this.blockAnnounced = blockAnnounced; }
 }

@@ -176,6 +176,7 @@ public final class NodeDrainer {
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.NOT_EVICTED_IN_TIME, ""));
                 } else {
                     next.recordEvicted(refOf(pod).key());
+                    next.recordWorkload(workloadOf(pod));
                     evicted.add(pod);
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.TERMINATING, "evicted just now"));
                 }
@@ -343,6 +344,12 @@ public final class NodeDrainer {
             boolean podsLeaving, Instant wanted, Instant attemptEndsAt) {
         Instant nextCheck = attemptEndsAt != null && attemptEndsAt.isBefore(wanted) ? attemptEndsAt : wanted;
         return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving);
+    }
+
+    /** {@code Kind namespace/name} of the pod's controller; null for a pod no controller manages. */
+    static String workloadOf(Pod pod) {
+        var controller = PodFilters.controllerOf(pod);
+        return controller == null ? null : controller.getKind() + " " + pod.getMetadata().getNamespace() + "/" + controller.getName();
     }
 
     static PodRef refOf(Pod pod) {

@@ -122,6 +122,44 @@ public final class KubernetesNodeWork implements NodeWork {
     }
 
     @Override
+    public List<String> workloadsNotReady(List<String> workloads) {
+        List<String> notReady = new java.util.ArrayList<>();
+        for (String workload : workloads) {
+            String[] kindAndRef = workload.split(" ", 2);
+            String[] ref = kindAndRef[1].split("/", 2);
+            Integer wanted;
+            Integer ready;
+            switch (kindAndRef[0]) {
+                case "ReplicaSet" -> {
+                    var replicaSet = client.apps().replicaSets().inNamespace(ref[0]).withName(ref[1]).get();
+                    wanted = replicaSet == null ? null : replicaSet.getSpec().getReplicas();
+                    ready = replicaSet == null || replicaSet.getStatus() == null ? null : replicaSet.getStatus().getReadyReplicas();
+                }
+                case "StatefulSet" -> {
+                    var statefulSet = client.apps().statefulSets().inNamespace(ref[0]).withName(ref[1]).get();
+                    wanted = statefulSet == null ? null : statefulSet.getSpec().getReplicas();
+                    ready = statefulSet == null || statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
+                }
+                default -> {
+                    // Another controller: its pods, found by their controller reference, must all be Ready.
+                    List<Pod> pods = client.pods().inNamespace(ref[0]).list().getItems().stream()
+                            .filter(p -> p.getMetadata().getOwnerReferences() != null && p.getMetadata().getOwnerReferences().stream()
+                                    .anyMatch(o -> Boolean.TRUE.equals(o.getController()) && o.getKind().equals(kindAndRef[0]) && o.getName().equals(ref[1])))
+                            .filter(p -> p.getStatus() == null || !"Succeeded".equals(p.getStatus().getPhase())).toList();
+                    wanted = pods.isEmpty() ? null : pods.size();
+                    ready = (int) pods.stream().filter(p -> p.getStatus() != null && p.getStatus().getConditions() != null
+                            && p.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))).count();
+                }
+            }
+            int have = ready == null ? 0 : ready;
+            if (wanted != null && have < wanted) {
+                notReady.add(workload + " (" + have + " of " + wanted + " Ready)");
+            }
+        }
+        return notReady;
+    }
+
+    @Override
     public Map<String, Integer> evictablePods(DrainOptions options, Instant now) {
         PodFilters filters = PodFilters.forOptions(options, now);
         Map<String, Integer> evictable = new LinkedHashMap<>();

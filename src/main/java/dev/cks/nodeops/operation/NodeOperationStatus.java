@@ -46,6 +46,16 @@ public abstract class NodeOperationStatus extends OperationStatus {
     public String getHeldSince() { return heldSince; }
     public void setHeldSince(String heldSince) { this.heldSince = heldSince; }
 
+    /**
+     * The deadline as it stands now: while the operation is held (paused, outside its window) the time held
+     * so far is added, as it will be when work goes on. Null without a deadline.
+     */
+    public java.time.Instant deadlineAt(java.time.Instant now) {
+        java.time.Instant deadline = dev.cks.nodeops.common.Timestamps.parse(getDeadline());
+        java.time.Instant heldFrom = dev.cks.nodeops.common.Timestamps.parse(heldSince);
+        return deadline == null || heldFrom == null || heldFrom.isAfter(now) ? deadline : deadline.plus(java.time.Duration.between(heldFrom, now));
+    }
+
     /** Moves the kind's phase to the one for this stage. */
     public abstract void enter(Stage stage);
 

@@ -58,6 +58,12 @@ public interface NodeWork {
     /** Dry-run evictions of what draining these nodes would evict, the budgets' status and where replacements could go; changes nothing. */
     PreflightPrediction.Report preflight(List<String> nodes, Draining draining, DrainOptions options, Instant now);
 
+    /**
+     * Of these workloads ({@code Kind namespace/name}, as a drain records them), those not back to all their
+     * pods Ready, each described with its numbers; a workload that no longer exists counts as Ready.
+     */
+    List<String> workloadsNotReady(List<String> workloads);
+
     /** Per node, how many pods a drain with these options would evict. */
     Map<String, Integer> evictablePods(DrainOptions options, Instant now);
 

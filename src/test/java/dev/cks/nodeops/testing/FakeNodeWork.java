@@ -38,6 +38,8 @@ public final class FakeNodeWork implements NodeWork {
     private final Map<String, String> cordonRefusals = new HashMap<>();
     public final List<String> calls = new ArrayList<>();
     public Map<String, Integer> evictable = new HashMap<>();
+    /** Workloads (as drains record them) not Ready again, with their numbers. */
+    public final Map<String, String> notReady = new HashMap<>();
     public PreflightPrediction.Report prediction = new PreflightPrediction.Report(Map.of(), List.of());
 
     public FakeNodeWork add(Node node) {
@@ -190,6 +192,12 @@ public final class FakeNodeWork implements NodeWork {
     public PreflightPrediction.Report preflight(List<String> names, Draining draining, DrainOptions options, Instant now) {
         calls.add("preflight " + String.join(",", names));
         return prediction;
+    }
+
+    @Override
+    public List<String> workloadsNotReady(List<String> workloads) {
+        calls.add("workloads " + String.join(",", workloads));
+        return workloads.stream().filter(notReady::containsKey).map(w -> w + " (" + notReady.get(w) + ")").toList();
     }
 
     @Override

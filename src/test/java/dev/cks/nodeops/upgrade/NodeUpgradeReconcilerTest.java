@@ -92,7 +92,9 @@ class NodeUpgradeReconcilerTest {
     private void restartOperator() {
         CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new NodeUpgradeReconciler(clock, settings, access, nodes, recorder, store, jobs);
+        // kubeadm upgrades the API server with its control-plane node: it reports what that node's kubelet does.
+        reconciler = new NodeUpgradeReconciler(clock, settings, access, nodes, recorder, store, jobs,
+                () -> List.of(nodes.get(CONTROL).getStatus().getNodeInfo().getKubeletVersion()));
     }
 
     @AfterEach
@@ -112,6 +114,12 @@ class NodeUpgradeReconcilerTest {
         upgrade.setMetadata(new ObjectMetaBuilder().withName("to-1-35").withGeneration(1L).withUid("uid-7").withAnnotations(new java.util.HashMap<>()).build());
         upgrade.setSpec(spec);
         return upgrade;
+    }
+
+    /** An upgrade of one worker alone, after the control plane (the API server) was upgraded to the target. */
+    private java.util.function.Consumer<NodeUpgradeSpec> workerOnly(String node) {
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        return spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", node));
     }
 
     /** Reconciles as JOSDK would, moving the clock by each asked delay and playing the kubelet, until the predicate holds. */
@@ -332,7 +340,7 @@ class NodeUpgradeReconcilerTest {
 
     @Test
     void cloudStackIsoAttachesTheIsoOnceRunsTheNodeScriptAndDetachesIt() {
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -350,7 +358,7 @@ class NodeUpgradeReconcilerTest {
     void cloudStackIsoDetachesTheIsoAlsoWhenTheJobFailsBeforeGivingTheNodeUp() {
         failingJobs.add(W1);
         simulator.planJob("detachIso", JobOutcome.succeedsAfterPolls(3));
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -363,7 +371,7 @@ class NodeUpgradeReconcilerTest {
 
     @Test
     void cloudStackIsoRestartedAfterRecordingTheAttachButBeforeItsJobIdAttachesOnlyOnce() {
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
         reconcileUntil("attach asked for", s -> s.getNodes().stream().anyMatch(n -> n.getIsoJobId() != null));
         String intentOnly = store.persisted.stream().filter(json -> json.contains("\"isoState\":\"Attaching\"") && !json.contains("isoJobId"))
                 .reduce((a, b) -> b).orElseThrow();
@@ -382,7 +390,7 @@ class NodeUpgradeReconcilerTest {
     @Test
     void cloudStackIsoWaitsWhileTheSecretIsMissingWithoutCordoning() {
         cloudStack.secretMissing = true;
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         reconcileUntil("waiting", s -> s.getPhase() == NodeUpgradeStatus.Phase.Waiting);
         assertThat(condition(Conditions.WAITING).getMessage()).contains("cloudstack-secret does not exist");
@@ -395,7 +403,7 @@ class NodeUpgradeReconcilerTest {
     @Test
     void cloudStackIsoRefusesANodeWithoutAVmBeforeCordoningIt() {
         nodes.add(TestNodes.node("prod-node-unmapped").version(FROM).build());
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", "prod-node-unmapped")));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly("prod-node-unmapped"));
 
         reconcileToEnd();
 
