@@ -3,10 +3,12 @@
 # kube-scheduler) with KWOK playing the kubelets, all built from Go modules because this kind of
 # machine reaches package registries only. Binaries are cached outside the repository and reused.
 #
-#   hack/testbed.sh build            build (or reuse) every binary
-#   hack/testbed.sh up [NAME] [W]    start a cluster NAME with 1 control-plane + W worker nodes
-#   hack/testbed.sh down [NAME]      stop and delete it
-#   hack/testbed.sh env [NAME]       print KUBECONFIG/PATH exports for a shell
+#   hack/testbed.sh build [--real]          build (or reuse) every binary (--real: also kubelet, kube-proxy, kubeadm)
+#   hack/testbed.sh up [--real] [NAME] [W]  start a cluster NAME with 1 control-plane + W worker nodes
+#   hack/testbed.sh down [--real] [NAME]    stop and delete it
+#   hack/testbed.sh env [NAME]              print KUBECONFIG/PATH exports for a shell
+# --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
+# see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
@@ -27,9 +29,9 @@ say() { printf '[testbed %4ss] %s\n' "$(( $(date +%s) - start_time ))" "$*" >&2;
 
 have() { [ -x "$BIN/$1" ]; }
 
-build_kubernetes() {
+build_kubernetes() { # binaries (from k8s.io/kubernetes/cmd/)
   local need=()
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do have "$b" || need+=("$b"); done
+  for b in "$@"; do have "$b" || need+=("$b"); done
   [ ${#need[@]} -eq 0 ] && return 0
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local staging_version="v0.${K8S_VERSION#v1.}"
@@ -45,7 +47,7 @@ build_kubernetes() {
       echo "require k8s.io/kubernetes $K8S_VERSION"
       echo
       echo "tool ("
-      for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do echo "  k8s.io/kubernetes/cmd/$b"; done
+      for b in "$@"; do echo "  k8s.io/kubernetes/cmd/$b"; done
       echo ")"
       echo
       echo "replace ("
@@ -54,6 +56,13 @@ build_kubernetes() {
     } > "$dir/go.mod"
     (cd "$dir" && go mod tidy) || { rm -f "$dir/go.sum"; return 1; }
   fi
+  # A module resolved for fewer binaries (the real node adds kubelet, kube-proxy, kubeadm) grows
+  # the tools it lacks, at the same version.
+  for b in "${need[@]}"; do
+    grep -q "k8s.io/kubernetes/cmd/$b\$" "$dir/go.mod" && continue
+    say "adding k8s.io/kubernetes/cmd/$b to the wrapper module"
+    (cd "$dir" && go get -tool "k8s.io/kubernetes/cmd/$b@$K8S_VERSION")
+  done
   # Stamp the version so nodes and `kubectl version` do not report v0.0.0-master.
   local ld="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -98,7 +107,7 @@ cmd_build() {
   build_installable kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
   build_installable kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$KWOK_VERSION"
   build_installable helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
-  build_kubernetes
+  build_kubernetes kube-apiserver kube-controller-manager kube-scheduler kubectl
   say "done: $(ls "$BIN" | tr '\n' ' ')"
 }
 
@@ -153,12 +162,29 @@ cmd_down() {
   kwokctl delete cluster --name "$name" --kubeconfig "$CLUSTERS/$name.kubeconfig" >&2 || true
 }
 
+cmd_build_real() {
+  cmd_build
+  build_kubernetes kubelet kube-proxy kubeadm
+}
+
+. "$(dirname "$0")/lib/oci.sh"
+. "$(dirname "$0")/lib/realnode.sh"
+
 case "${1:-}" in
-  build) cmd_build ;;
+  build) if [ "${2:-}" = --real ]; then cmd_build_real; else cmd_build; fi ;;
   bin) echo "$BIN" ;;
-  up) shift; cmd_up "$@" ;;
-  down) shift; cmd_down "$@" ;;
+  up) shift
+    if [ "${1:-}" = --real ]; then
+      shift
+      # A start that fails half-way restores the host at once.
+      trap 'rc=$?; [ $rc = 0 ] || { say "the real node did not start (rc $rc); tearing it down"; real_down || true; }' EXIT
+      real_up "${1:-cksbed}" "${2:-3}"
+      trap - EXIT
+    else
+      cmd_up "$@"
+    fi ;;
+  down) shift; if [ "${1:-}" = --real ]; then real_down; else cmd_down "$@"; fi ;;
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
-  *) sed -n '2,10p' "$0"; exit 2 ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
 esac

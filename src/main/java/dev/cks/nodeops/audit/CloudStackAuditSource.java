@@ -76,7 +76,7 @@ public class CloudStackAuditSource implements AuditSource {
         List<MappedVm> rows = new ArrayList<>();
         Set<String> withRow = new LinkedHashSet<>();
         for (VirtualMachine vm : cluster.virtualMachines()) {
-            rows.add(new MappedVm(vm.id(), vm.name(), vm.state()));
+            rows.add(new MappedVm(vm.id(), vm.name(), vm.state(), vm.kubernetesNodeVersion()));
             withRow.add(vm.id());
         }
         // Older servers send bare ids; an id without a VM object is a VM the server could not find.

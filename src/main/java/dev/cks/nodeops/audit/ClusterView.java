@@ -19,8 +19,15 @@ public record ClusterView(String id, String name, String state, String clusterTy
         Integer declaredVmCount) {
     public static final String CLOUD_MANAGED = "CloudManaged";
 
-    /** One row of the VM map; name and state are what the cluster response embedded, if anything. */
-    public record MappedVm(String id, String name, String state) {
+    /**
+     * One row of the VM map; name and state are what the cluster response embedded, if anything.
+     *
+     * @param recordedVersion the row's {@code kubernetesnodeversion} (CloudStack 4.20+), null when not sent
+     */
+    public record MappedVm(String id, String name, String state, String recordedVersion) {
+        public MappedVm(String id, String name, String state) {
+            this(id, name, state, null);
+        }
     }
 
     /** The cluster's account (with its domain) or project. */

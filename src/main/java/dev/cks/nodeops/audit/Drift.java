@@ -7,7 +7,7 @@ import dev.cks.nodeops.audit.VmMapFinding.Type;
  *
  * @param key identity across runs: {@code vm:<id>} for every finding about a mapped VM's state (so
  *        destroyed, expunged and gone are one finding), {@code unmapped:<id>}, {@code node:<name>},
- *        {@code notanode:<id>}, {@code map:uncounted}
+ *        {@code notanode:<id>}, {@code version:<id>}, {@code map:uncounted}
  */
 public record Drift(Type type, String key, String vmId, String vmName, String node, String message) {
     /** The one finding about VMs CloudStack counts for the cluster but cannot name. */
@@ -36,7 +36,7 @@ public record Drift(Type type, String key, String vmId, String vmName, String no
     }
 
     static boolean isAboutNodes(Type type) {
-        return type == Type.NodeWithoutVm || type == Type.VmNotANode;
+        return type == Type.NodeWithoutVm || type == Type.VmNotANode || type == Type.VersionRecordStale;
     }
 
     static String mappedVmKey(String vmId) {
@@ -53,5 +53,9 @@ public record Drift(Type type, String key, String vmId, String vmName, String no
 
     static String notANodeKey(String vmId) {
         return "notanode:" + vmId;
+    }
+
+    static String versionKey(String vmId) {
+        return "version:" + vmId;
     }
 }

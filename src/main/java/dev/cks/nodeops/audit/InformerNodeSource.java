@@ -36,19 +36,30 @@ final class InformerNodeSource implements NodeSource {
             return ClusterNodes.unavailable(NOT_WATCHING);
         }
         return ClusterNodes.of(cached.get()
-                .map(node -> new NodeView(node.getMetadata().getName(), Timestamps.parse(node.getMetadata().getCreationTimestamp())))
+                .map(node -> new NodeView(node.getMetadata().getName(), Timestamps.parse(node.getMetadata().getCreationTimestamp()),
+                        kubeletVersion(node)))
                 .toList());
     }
 
     /**
-     * What the cache keeps of a Node: the audit needs name and age, the informer its resourceVersion.
-     * Dropping status and spec makes thousands of Nodes cost kilobytes instead of megabytes.
+     * What the cache keeps of a Node: the audit needs name, age and kubelet version, the informer its
+     * resourceVersion. Dropping the rest of status and spec makes thousands of Nodes cost kilobytes
+     * instead of megabytes.
      */
     static Node nameAndCreation(Node node) {
-        return new NodeBuilder().withNewMetadata()
+        NodeBuilder pruned = new NodeBuilder().withNewMetadata()
                 .withName(node.getMetadata().getName())
                 .withCreationTimestamp(node.getMetadata().getCreationTimestamp())
                 .withResourceVersion(node.getMetadata().getResourceVersion())
-                .endMetadata().build();
+                .endMetadata();
+        String kubelet = kubeletVersion(node);
+        if (kubelet != null) {
+            pruned.withNewStatus().withNewNodeInfo().withKubeletVersion(kubelet).endNodeInfo().endStatus();
+        }
+        return pruned.build();
+    }
+
+    private static String kubeletVersion(Node node) {
+        return node.getStatus() == null || node.getStatus().getNodeInfo() == null ? null : node.getStatus().getNodeInfo().getKubeletVersion();
     }
 }

@@ -14,6 +14,7 @@ import java.util.Set;
 
 import dev.cks.nodeops.audit.ClusterView.MappedVm;
 import dev.cks.nodeops.audit.VmMapFinding.Type;
+import dev.cks.nodeops.nodes.VersionMatch;
 
 /**
  * Compares the three views of a cluster (CloudStack's VM map, the owner's VMs, the Nodes) and says
@@ -63,21 +64,40 @@ public final class VmMapChecker {
             }
         }
         if (snapshot.nodes().available()) {
-            Set<String> vmNamesWithNode = new HashSet<>();
+            Map<String, NodeView> nodesByVmName = new HashMap<>();
             for (NodeView node : snapshot.nodes().nodes()) {
                 Optional<String> vmName = matchingVmName(node.name(), clusterVmNames);
                 if (vmName.isPresent()) {
-                    vmNamesWithNode.add(vmName.get());
+                    nodesByVmName.putIfAbsent(vmName.get(), node);
                 } else if (pastGrace(node.created(), snapshot)) {
                     drifts.add(new Drift(Type.NodeWithoutVm, Drift.nodeKey(node.name()), null, null, node.name(),
                             "Node " + node.name() + " matches no VM of cluster " + cluster.name() + "."));
                 }
             }
             for (MappedVm row : mapRows.values()) {
-                notANodeDrift(row, ownerVmsById.get(row.id()), names, vmNamesWithNode, snapshot).ifPresent(drifts::add);
+                notANodeDrift(row, ownerVmsById.get(row.id()), names, nodesByVmName.keySet(), snapshot).ifPresent(drifts::add);
+                String name = ownerVmsById.containsKey(row.id()) ? ownerVmsById.get(row.id()).name() : row.name();
+                NodeView node = name == null ? null : nodesByVmName.get(name.toLowerCase(Locale.ROOT));
+                versionRecordDrift(row, name, node).ifPresent(drifts::add);
             }
         }
         return drifts;
+    }
+
+    /**
+     * CloudStack records a version per node (kubernetes_node_version, 4.20+) and updates it only when
+     * its own upgrade has checked the node; after any other upgrade the record is stale, and CloudStack's
+     * next upgrade, scale-up or reconcile works from it. Compared only when both sides are known.
+     */
+    private static Optional<Drift> versionRecordDrift(MappedVm row, String vmName, NodeView node) {
+        if (node == null || row.recordedVersion() == null || node.kubeletVersion() == null
+                || VersionMatch.matches(node.kubeletVersion(), row.recordedVersion())) {
+            return Optional.empty();
+        }
+        return Optional.of(new Drift(Type.VersionRecordStale, Drift.versionKey(row.id()), row.id(), vmName, node.name(),
+                "Node " + node.name() + " runs Kubernetes " + node.kubeletVersion() + ", but CloudStack records "
+                        + row.recordedVersion() + " for " + describe(vmName, row.id()) + "; CloudStack's own upgrades and scale-ups "
+                        + "start from that record (see docs/upgrade.md, \"CloudStack's record\")."));
     }
 
     /**

@@ -2,7 +2,7 @@ package dev.cks.nodeops.audit;
 
 /** One difference between CloudStack's view of the cluster and the cluster's own Nodes. */
 public class VmMapFinding {
-    public enum Type { MappedVmMissing, MappedVmDestroyed, MappedVmExpunged, MappedVmError, UnmappedVm, NodeWithoutVm, VmNotANode }
+    public enum Type { MappedVmMissing, MappedVmDestroyed, MappedVmExpunged, MappedVmError, UnmappedVm, NodeWithoutVm, VmNotANode, VersionRecordStale }
 
     private Type type;
     /** Stable identity for dedupe: a mapped VM keeps `vm:<id>` from destroyed to expunged to gone. */

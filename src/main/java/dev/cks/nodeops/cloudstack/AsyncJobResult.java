@@ -4,7 +4,12 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 
-/** queryAsyncJobResult's answer: {@code jobstatus} 0 pending, 1 succeeded, 2 failed. */
+/**
+ * An async job as queryAsyncJobResult and listAsyncJobs return it (AsyncJobJoinDaoImpl.newAsyncJobResponse):
+ * {@code jobstatus} 0 pending, 1 succeeded, 2 failed. {@code cmd} is the command's class name (e.g.
+ * {@code ...user.vm.DestroyVMCmd}, {@code ...admin.vm.DestroyVMCmdByAdmin} for root admins);
+ * {@code jobinstanceid} is set only for commands that name their resource.
+ */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record AsyncJobResult(
         @JsonProperty("jobid") String jobId,
@@ -15,7 +20,8 @@ public record AsyncJobResult(
         @JsonProperty("jobresult") JsonNode jobResult,
         @JsonProperty("cmd") String cmd,
         @JsonProperty("jobinstancetype") String jobInstanceType,
-        @JsonProperty("jobinstanceid") String jobInstanceId) {
+        @JsonProperty("jobinstanceid") String jobInstanceId,
+        @JsonProperty("created") String created) {
 
     public static final int PENDING = 0;
     public static final int SUCCEEDED = 1;
@@ -31,5 +37,14 @@ public record AsyncJobResult(
 
     public boolean failed() {
         return jobStatus == FAILED;
+    }
+
+    /** Whether the job runs the given API command, whatever package and admin variant its class has. */
+    public boolean runs(String apiCommandClass) {
+        if (cmd == null) {
+            return false;
+        }
+        String simpleName = cmd.substring(cmd.lastIndexOf('.') + 1);
+        return simpleName.equals(apiCommandClass) || simpleName.equals(apiCommandClass + "ByAdmin");
     }
 }

@@ -99,11 +99,6 @@ public class CloudStackAccess {
         return cluster.state() != null && BUSY_STATES.contains(cluster.state().toLowerCase(Locale.ROOT));
     }
 
-    /** A scale through CloudStack is accepted in Running; Alert too, where the server allows it. */
-    public static boolean acceptsScale(KubernetesCluster cluster) {
-        return "Running".equalsIgnoreCase(cluster.state()) || "Alert".equalsIgnoreCase(cluster.state());
-    }
-
     /** Which CKS cluster this is: by id when one is set, else the one whose VM map names these nodes. */
     public ClusterResolution resolveCluster(String clusterId, Collection<String> nodeNames) {
         CloudStackClient cloudStack = client();

@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,16 +45,22 @@ public final class CloudStackClient {
     private final DoubleSupplier jitter;
     private final SecretRedactor redactor;
 
-    /** One command: what it is called, its own parameters, and whether it changes anything. */
-    record ApiCall(String command, Map<String, String> params, boolean write) {
-        static ApiCall read(String command, Map<String, String> params) {
-            return new ApiCall(command, params, false);
+    /** How long listCapabilities' answer is trusted: the settings behind it can change at any time, but rarely do. */
+    static final Duration CAPABILITIES_TTL = Duration.ofMinutes(10);
+
+    /** One command with its own parameters; whether it is a write comes from the command. */
+    record ApiCall(CloudStackCommand command, Map<String, String> params) {
+        boolean write() {
+            return command.isWrite();
         }
 
-        static ApiCall write(String command, Map<String, String> params) {
-            return new ApiCall(command, params, true);
+        String name() {
+            return command.apiName();
         }
     }
+
+    private CloudStackCapabilities capabilities;
+    private Instant capabilitiesReadAt;
 
     public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
             MeterRegistry registry, Clock clock, Sleeper sleeper) {
@@ -87,14 +95,27 @@ public final class CloudStackClient {
 
     // ---- Kubernetes clusters -------------------------------------------------------------
 
+    /** The cluster with this id, or empty when CloudStack has none (any more) that these keys may see. */
     public Optional<KubernetesCluster> findKubernetesCluster(String clusterId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", clusterId);
         addProjectOfCredentials(params);
         // listall makes admins and domain admins see clusters of other accounts too.
         params.put("listall", "true");
-        return listAll("listKubernetesClusters", params, "kubernetescluster", KubernetesCluster.class)
-                .stream().findFirst();
+        return unlessUnknownId(() -> listAll(CloudStackCommand.LIST_KUBERNETES_CLUSTERS, params, "kubernetescluster",
+                KubernetesCluster.class).stream().findFirst());
+    }
+
+    /** An id that never named anything is refused with 431, one of a deleted thing just lists nothing: both are "none". */
+    private static <T> Optional<T> unlessUnknownId(java.util.function.Supplier<Optional<T>> lookup) {
+        try {
+            return lookup.get();
+        } catch (CloudStackException e) {
+            if (e.isUnknownId()) {
+                return Optional.empty();
+            }
+            throw e;
+        }
     }
 
     public List<KubernetesCluster> listKubernetesClusters(OwnerScope owner) {
@@ -104,17 +125,19 @@ public final class CloudStackClient {
             addProjectOfCredentials(params);
         }
         params.put("listall", "true");
-        return listAll("listKubernetesClusters", params, "kubernetescluster", KubernetesCluster.class);
+        return listAll(CloudStackCommand.LIST_KUBERNETES_CLUSTERS, params, "kubernetescluster", KubernetesCluster.class);
     }
 
     public List<KubernetesSupportedVersion> listKubernetesSupportedVersions() {
-        return listAll("listKubernetesSupportedVersions", new LinkedHashMap<>(), "kubernetessupportedversion",
+        return listAll(CloudStackCommand.LIST_KUBERNETES_SUPPORTED_VERSIONS, new LinkedHashMap<>(), "kubernetessupportedversion",
                 KubernetesSupportedVersion.class);
     }
 
     /**
-     * Scales down by removing exactly the given VMs (CloudStack 4.19+ {@code nodeids}); the job
-     * destroys them and shrinks the cluster's size. Waits for the job.
+     * Scales down by removing exactly the given VMs ({@code nodeids}); the job drains and destroys
+     * them and shrinks the cluster's size. Waits for the job. CloudStack checks the request inside the
+     * job (KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters), so a refusal is a
+     * failed job, not an error answer.
      */
     public KubernetesCluster scaleKubernetesCluster(String clusterId, List<String> nodeIds) {
         AsyncJobResult job = runAsync(scaleCall(clusterId, nodeIds));
@@ -127,41 +150,71 @@ public final class CloudStackClient {
      * it with {@link #queryAsyncJob}.
      */
     public String startScaleKubernetesCluster(String clusterId, List<String> nodeIds) {
-        ApiCall call = scaleCall(clusterId, nodeIds);
-        return CloudStackResponses.jobId(execute(call), call.command());
+        return startJob(scaleCall(clusterId, nodeIds));
     }
 
     private static ApiCall scaleCall(String clusterId, List<String> nodeIds) {
-        if (nodeIds.isEmpty()) {
-            throw new IllegalArgumentException("scaleKubernetesCluster needs at least one node id to remove");
-        }
-        Map<String, String> params = new LinkedHashMap<>();
-        params.put("id", clusterId);
-        params.put("nodeids", String.join(",", nodeIds));
-        return ApiCall.write("scaleKubernetesCluster", params);
+        return new ApiCall(CloudStackCommand.SCALE_KUBERNETES_CLUSTER, clusterAndNodes(clusterId, "nodeids", nodeIds));
     }
 
-    /** Drops VMs from the cluster's VM map without touching the VMs (for ExternalManaged clusters). */
+    /**
+     * Removes nodes that were added to the cluster with addNodesToKubernetesCluster (CloudStack 4.21+
+     * "external" nodes, which scaleKubernetesCluster's {@code nodeids} skip): CloudStack drains and
+     * resets them and drops them from the VM map, but does not destroy the VMs. Returns the job's id.
+     */
+    public String startRemoveNodesFromKubernetesCluster(String clusterId, List<String> nodeIds) {
+        return startJob(new ApiCall(CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER, clusterAndNodes(clusterId, "nodeids", nodeIds)));
+    }
+
+    /**
+     * Drops VMs from the VM map of an ExternalManaged cluster without touching the VMs (a synchronous
+     * command). A VM CloudStack reports as not (or no longer) in the map counts as dropped: that is
+     * what a repeated call after a lost answer sees. Any other VM it could not drop is an error.
+     *
+     * <p>Drop a VM before expunging it: KubernetesClusterManagerImpl.removeVmsFromCluster looks the
+     * mapped VM up without removed rows, so a map entry whose VM is already expunged fails the whole
+     * call with an internal error.
+     */
     public void removeVirtualMachinesFromKubernetesCluster(String clusterId, List<String> vmIds) {
-        Map<String, String> params = new LinkedHashMap<>();
-        params.put("id", clusterId);
-        params.put("virtualmachineids", String.join(",", vmIds));
-        String command = "removeVirtualMachinesFromKubernetesCluster";
-        JsonNode answer = execute(ApiCall.write(command, params));
-        // The answer lists one entry per VM with "success"; a false one is a partial failure.
+        ApiCall call = new ApiCall(CloudStackCommand.REMOVE_VIRTUAL_MACHINES_FROM_KUBERNETES_CLUSTER,
+                clusterAndNodes(clusterId, "virtualmachineids", vmIds));
+        JsonNode answer = execute(call);
+        // One entry per VM, in an array named after the command (ListResponse of SuccessResponse).
         for (JsonNode field : answer) {
             if (!field.isArray()) {
                 continue;
             }
             for (JsonNode entry : field) {
-                if (entry.has("success") && !entry.get("success").asBoolean()) {
-                    throw new CloudStackException(Kind.API_ERROR, command, 200, null, null,
-                            redactor.redact("VM " + entry.path("id").asText("?") + " was not removed from cluster "
-                                    + clusterId + ": " + entry.path("displaytext").asText("")),
+                MapRemoval removal = new MapRemoval(entry.path("id").asText("?"), entry.path("success").asBoolean(true),
+                        entry.path("displaytext").asText(""));
+                if (!removal.dropped()) {
+                    throw new CloudStackException(Kind.API_ERROR, call.name(), 200, null, null,
+                            redactor.redact("VM " + removal.vmId() + " was not removed from cluster " + clusterId + ": "
+                                    + removal.displayText()),
                             null, null);
                 }
             }
         }
+    }
+
+    /** One VM of removeVirtualMachinesFromKubernetesCluster's answer. */
+    record MapRemoval(String vmId, boolean success, String displayText) {
+        /** KubernetesClusterManagerImpl.removeVmsFromCluster's texts for a VM that is not in the map (any more). */
+        static final List<String> NOT_IN_MAP = List.of("VM is not part of the cluster", "VM is already removed", "Not a valid vm id");
+
+        boolean dropped() {
+            return success || NOT_IN_MAP.contains(displayText);
+        }
+    }
+
+    private static Map<String, String> clusterAndNodes(String clusterId, String listParam, List<String> vmIds) {
+        if (vmIds.isEmpty()) {
+            throw new IllegalArgumentException("at least one VM id is needed for " + listParam);
+        }
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put("id", clusterId);
+        params.put(listParam, String.join(",", vmIds));
+        return params;
     }
 
     // ---- Virtual machines ----------------------------------------------------------------
@@ -178,42 +231,116 @@ public final class CloudStackClient {
         if (query.keyword() != null && !query.keyword().isBlank()) {
             params.put("keyword", query.keyword());
         }
-        return listAll("listVirtualMachines", params, "virtualmachine", VirtualMachine.class);
+        return listAll(CloudStackCommand.LIST_VIRTUAL_MACHINES, params, "virtualmachine", VirtualMachine.class);
     }
 
-    /** Destroys and expunges a VM at once, so its name and IP are free again. Waits for the job. */
+    /**
+     * One VM with its ISO ({@code details=iso}; a cluster's VM rows never carry it), or empty when
+     * CloudStack lists no such VM in that scope: expunged VMs are not listed.
+     */
+    public Optional<VirtualMachine> findVirtualMachine(OwnerScope owner, String vmId) {
+        Map<String, String> params = new LinkedHashMap<>();
+        owner.addTo(params);
+        if (owner == OwnerScope.CALLER) {
+            addProjectOfCredentials(params);
+        }
+        params.put("id", vmId);
+        params.put("details", "iso");
+        params.put("listall", "true");
+        return unlessUnknownId(() -> listAll(CloudStackCommand.LIST_VIRTUAL_MACHINES, params, "virtualmachine", VirtualMachine.class)
+                .stream().filter(vm -> vmId.equals(vm.id())).findFirst());
+    }
+
+    /** Destroys a VM, expunging it at once when the key may (see {@link #capabilities()}). Waits for the job. */
     public void destroyVirtualMachine(String vmId) {
         runAsync(destroyCall(vmId));
     }
 
-    /** The same destroy and expunge, returning the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    /** The same destroy, returning the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
     public String startDestroyVirtualMachine(String vmId) {
-        ApiCall call = destroyCall(vmId);
-        return CloudStackResponses.jobId(execute(call), call.command());
+        return startJob(destroyCall(vmId));
     }
 
-    private static ApiCall destroyCall(String vmId) {
+    /**
+     * {@code expunge=true} frees the VM's name and IP at once, but UserVmManagerImpl refuses it in the
+     * job for a key that is neither an admin's nor allowed by allow.user.expunge.recover.vm; without it
+     * the VM stays Destroyed until CloudStack's expunge interval.
+     */
+    private ApiCall destroyCall(String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", vmId);
-        params.put("expunge", "true");
-        return ApiCall.write("destroyVirtualMachine", params);
+        if (capabilities().mayExpunge()) {
+            params.put("expunge", "true");
+        }
+        return new ApiCall(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, params);
     }
 
-    /** Attaches the ISO to the VM as its CD-ROM; returns the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    public VirtualMachine attachIso(String isoId, String vmId) {
+        AsyncJobResult job = runAsync(attachCall(isoId, vmId));
+        return CloudStackResponses.jobEntity(job, "virtualmachine", VirtualMachine.class).orElse(null);
+    }
+
+    /**
+     * Starts attaching an ISO; the finished job's {@code virtualmachine} carries the VM with its
+     * {@code isoid}. CloudStack does not refuse a VM that already has an ISO: it swaps the CD-ROM.
+     */
     public String startAttachIso(String isoId, String vmId) {
+        return startJob(attachCall(isoId, vmId));
+    }
+
+    private static ApiCall attachCall(String isoId, String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("id", isoId);
         params.put("virtualmachineid", vmId);
-        ApiCall call = ApiCall.write("attachIso", params);
-        return CloudStackResponses.jobId(execute(call), call.command());
+        return new ApiCall(CloudStackCommand.ATTACH_ISO, params);
     }
 
-    /** Detaches the VM's ISO; returns the async job's id without waiting (poll it with {@link #queryAsyncJob}). */
+    public VirtualMachine detachIso(String vmId) {
+        AsyncJobResult job = runAsync(detachCall(vmId));
+        return CloudStackResponses.jobEntity(job, "virtualmachine", VirtualMachine.class).orElse(null);
+    }
+
+    /**
+     * Starts detaching the VM's ISO. A VM without one makes the job fail with
+     * {@link CloudStackException#NO_ISO_ATTACHED} (see {@link CloudStackException#isNoIsoAttached()}).
+     */
     public String startDetachIso(String vmId) {
+        return startJob(detachCall(vmId));
+    }
+
+    private static ApiCall detachCall(String vmId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("virtualmachineid", vmId);
-        ApiCall call = ApiCall.write("detachIso", params);
-        return CloudStackResponses.jobId(execute(call), call.command());
+        return new ApiCall(CloudStackCommand.DETACH_ISO, params);
+    }
+
+    // ---- What the key may do ---------------------------------------------------------------
+
+    /**
+     * listCapabilities, read at most every {@link #CAPABILITIES_TTL}. A key whose role may not call it
+     * is treated as a plain user's ({@link CloudStackCapabilities#UNKNOWN}); other failures are not
+     * cached, so the next call asks again.
+     */
+    public synchronized CloudStackCapabilities capabilities() {
+        Instant now = clock.instant();
+        if (capabilities != null && now.isBefore(capabilitiesReadAt.plus(CAPABILITIES_TTL))) {
+            return capabilities;
+        }
+        CloudStackCapabilities read;
+        try {
+            JsonNode answer = execute(new ApiCall(CloudStackCommand.LIST_CAPABILITIES, new LinkedHashMap<>()));
+            read = CloudStackResponses.entity(answer, "capability", CloudStackCapabilities.class).orElse(CloudStackCapabilities.UNKNOWN);
+        } catch (CloudStackException e) {
+            if (!e.isPermissionDenied()) {
+                throw e;
+            }
+            LOG.infof("The CloudStack API key may not call listCapabilities (%s); VMs are destroyed without expunging them",
+                    e.getMessage());
+            read = CloudStackCapabilities.UNKNOWN;
+        }
+        capabilities = read;
+        capabilitiesReadAt = now;
+        return read;
     }
 
     // ---- Async jobs ----------------------------------------------------------------------
@@ -255,33 +382,51 @@ public final class CloudStackClient {
     public AsyncJobResult queryAsyncJob(String jobId) {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("jobid", jobId);
-        return CloudStackResponses.asyncJobResult(execute(ApiCall.read("queryAsyncJobResult", params)));
+        return CloudStackResponses.asyncJobResult(execute(new ApiCall(CloudStackCommand.QUERY_ASYNC_JOB_RESULT, params)));
+    }
+
+    /**
+     * The key's own async jobs created at or after {@code since}, with their commands: how a write
+     * whose answer was lost is found (match {@link AsyncJobResult#runs} and the job's instance).
+     * ListAsyncJobsCmd's {@code startdate} is a day in the server's time zone (ParamProcessWorker
+     * parses it as yyyy-MM-dd), so a day earlier is asked for and the rest filtered here.
+     */
+    public List<AsyncJobResult> listAsyncJobs(Instant since) {
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put("startdate", DateTimeFormatter.ISO_LOCAL_DATE.format(since.minus(Duration.ofDays(1)).atOffset(ZoneOffset.UTC)));
+        return listAll(CloudStackCommand.LIST_ASYNC_JOBS, params, "asyncjobs", AsyncJobResult.class).stream()
+                .filter(job -> CloudStackTimestamps.parse(job.created()).map(created -> !created.isBefore(since)).orElse(true))
+                .toList();
+    }
+
+    private String startJob(ApiCall call) {
+        return CloudStackResponses.jobId(execute(call), call.name());
     }
 
     private AsyncJobResult runAsync(ApiCall call) {
         long startNanos = System.nanoTime();
-        String jobId = CloudStackResponses.jobId(execute(call), call.command());
-        LOG.debugf("CloudStack %s started job %s", call.command(), jobId);
+        String jobId = startJob(call);
+        LOG.debugf("CloudStack %s started job %s", call.name(), jobId);
         try {
-            AsyncJobResult job = waitForJob(call.command(), jobId);
-            metrics.recordJob(call.command(), CloudStackApiMetrics.SUCCESS, Duration.ofNanos(System.nanoTime() - startNanos));
+            AsyncJobResult job = waitForJob(call.name(), jobId);
+            metrics.recordJob(call.name(), CloudStackApiMetrics.SUCCESS, Duration.ofNanos(System.nanoTime() - startNanos));
             return job;
         } catch (CloudStackException failure) {
-            metrics.recordJob(call.command(), CloudStackApiMetrics.outcomeOf(failure), Duration.ofNanos(System.nanoTime() - startNanos));
+            metrics.recordJob(call.name(), CloudStackApiMetrics.outcomeOf(failure), Duration.ofNanos(System.nanoTime() - startNanos));
             throw failure;
         }
     }
 
     // ---- The one request path ------------------------------------------------------------
 
-    private <T> List<T> listAll(String command, Map<String, String> filters, String entityKey, Class<T> type) {
+    private <T> List<T> listAll(CloudStackCommand command, Map<String, String> filters, String entityKey, Class<T> type) {
         List<T> all = new ArrayList<>();
         int pageSize = settings.pageSize();
         for (int page = 1;; page++) {
             Map<String, String> params = new LinkedHashMap<>(filters);
             params.put("page", Integer.toString(page));
             params.put("pagesize", Integer.toString(pageSize));
-            ListPage<T> result = CloudStackResponses.listPage(execute(ApiCall.read(command, params)), entityKey, type);
+            ListPage<T> result = CloudStackResponses.listPage(execute(new ApiCall(command, params)), entityKey, type);
             all.addAll(result.items());
             if (!PagePlan.hasNextPage(pageSize, result.count(), result.items().size(), all.size())) {
                 return all;
@@ -300,7 +445,7 @@ public final class CloudStackClient {
         for (int attempt = 1;; attempt++) {
             try {
                 JsonNode answer = sendOnce(call);
-                metrics.recordRequest(call.command(), CloudStackApiMetrics.SUCCESS, Duration.ofNanos(System.nanoTime() - startNanos));
+                metrics.recordRequest(call.name(), CloudStackApiMetrics.SUCCESS, Duration.ofNanos(System.nanoTime() - startNanos));
                 return answer;
             } catch (CloudStackException failure) {
                 boolean mayRetry = call.write() ? failure.requestNeverSent()
@@ -309,16 +454,16 @@ public final class CloudStackClient {
                 boolean withinBudget = attempt < policy.maxAttempts()
                         && Duration.between(started, clock.instant()).plus(backoff).compareTo(policy.maxTotalTime()) <= 0;
                 if (!mayRetry || !withinBudget) {
-                    metrics.recordRequest(call.command(), CloudStackApiMetrics.outcomeOf(failure),
+                    metrics.recordRequest(call.name(), CloudStackApiMetrics.outcomeOf(failure),
                             Duration.ofNanos(System.nanoTime() - startNanos));
-                    metrics.recordError(call.command(), failure.errorCode());
-                    LOG.debugf("CloudStack %s failed after %d attempt(s): %s", call.command(), attempt, failure.getMessage());
+                    metrics.recordError(call.name(), failure.errorCode());
+                    LOG.debugf("CloudStack %s failed after %d attempt(s): %s", call.name(), attempt, failure.getMessage());
                     throw failure;
                 }
-                metrics.recordRetry(call.command());
-                LOG.warnf("CloudStack %s attempt %d of %d failed, retrying in %d ms: %s", call.command(), attempt,
+                metrics.recordRetry(call.name());
+                LOG.warnf("CloudStack %s attempt %d of %d failed, retrying in %d ms: %s", call.name(), attempt,
                         policy.maxAttempts(), backoff.toMillis(), failure.getMessage());
-                pause(call.command(), backoff);
+                pause(call.name(), backoff);
             }
         }
     }
@@ -333,7 +478,7 @@ public final class CloudStackClient {
 
     private JsonNode sendOnce(ApiCall call) {
         Map<String, String> params = new LinkedHashMap<>(call.params());
-        params.put("command", call.command());
+        params.put("command", call.name());
         params.put("response", "json");
         params.put("apikey", credentials.apiKey());
         if (settings.signsWithExpiry()) {
@@ -352,7 +497,7 @@ public final class CloudStackClient {
             body = response.body().string();
         } catch (IOException e) {
             // The original exception is not attached: its message could name the request URL.
-            CloudStackException failure = new CloudStackException(Kind.TRANSPORT_ERROR, call.command(),
+            CloudStackException failure = new CloudStackException(Kind.TRANSPORT_ERROR, call.name(),
                     CloudStackException.NO_HTTP_STATUS, null, null,
                     redactor.redact(e.getClass().getName() + ": " + e.getMessage()), null, null);
             if (TransportFailures.neverReachedServer(e)) {
@@ -361,10 +506,10 @@ public final class CloudStackClient {
             throw failure;
         }
         if (LOG.isDebugEnabled()) {
-            LOG.debugf("CloudStack %s %s %s -> HTTP %d in %d ms", request.method(), call.command(),
+            LOG.debugf("CloudStack %s %s %s -> HTTP %d in %d ms", request.method(), call.name(),
                     redactor.redact(call.params().toString()), status, (System.nanoTime() - startNanos) / 1_000_000);
         }
-        return parseAnswer(call.command(), status, body);
+        return parseAnswer(call.name(), status, body);
     }
 
     private JsonNode parseAnswer(String command, int status, String body) {

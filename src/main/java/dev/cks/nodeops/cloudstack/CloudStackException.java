@@ -14,8 +14,17 @@ public class CloudStackException extends RuntimeException {
     public static final int UNSUPPORTED_ACTION_ERROR = 432;
     public static final int UNAUTHORIZED = 401;
     public static final int API_LIMIT_EXCEEDED = 429;
-    /** CSExceptionErrorCode of com.cloud.exception.PermissionDeniedException. */
-    public static final int PERMISSION_DENIED_CS_ERROR = 4505;
+    /** ApiErrorCode.PARAM_ERROR: an InvalidParameterValueException, also when thrown inside an async job. */
+    public static final int PARAM_ERROR = 431;
+    /** ApiErrorCode.ACCOUNT_ERROR: what ApiServer.handleRequest answers for a PermissionDeniedException. */
+    public static final int ACCOUNT_ERROR = 531;
+    /**
+     * CSExceptionErrorCode of com.cloud.exception.PermissionDeniedException (utils CSExceptionErrorCode:
+     * 4365; the developer guide's table saying 4505 is not what the server sends).
+     */
+    public static final int PERMISSION_DENIED_CS_ERROR = 4365;
+    /** TemplateManagerImpl.detachIso's refusal when the VM has no ISO, as the failed detachIso job's errortext (code 431). */
+    public static final String NO_ISO_ATTACHED = "The specified VM has no ISO attached to it.";
 
     public enum Kind {
         /** CloudStack answered with an error body (errorcode/cserrorcode/errortext). */
@@ -84,7 +93,7 @@ public class CloudStackException extends RuntimeException {
     }
 
     private static boolean isPermissionProblem(Integer errorCode, Integer csErrorCode) {
-        return (errorCode != null && errorCode == UNSUPPORTED_ACTION_ERROR)
+        return (errorCode != null && (errorCode == UNSUPPORTED_ACTION_ERROR || errorCode == ACCOUNT_ERROR))
                 || (csErrorCode != null && csErrorCode == PERMISSION_DENIED_CS_ERROR);
     }
 
@@ -134,5 +143,39 @@ public class CloudStackException extends RuntimeException {
     /** The keys are valid but their role may not run this command or touch this resource. */
     public boolean isPermissionDenied() {
         return isPermissionProblem(errorCode, csErrorCode);
+    }
+
+    /**
+     * A UUID parameter names nothing CloudStack ever had: ParamProcessWorker.translateUuidToInternalId
+     * refuses it before the command runs (removed entities still translate, so this is not "deleted").
+     */
+    public boolean isUnknownId() {
+        return errorCode != null && errorCode == PARAM_ERROR && errorText != null
+                && errorText.contains("due to incorrect long value format, or entity does not exist");
+    }
+
+    /**
+     * detachIso found no ISO on the VM: the detach this call wanted is already true. Matched on the
+     * text alone: ApiAsyncJobDispatcher records it as 431, but older dispatchers record every job
+     * failure as 530 and some prefix the exception's class name.
+     */
+    public boolean isNoIsoAttached() {
+        return errorText != null && errorText.contains(NO_ISO_ATTACHED);
+    }
+
+    /**
+     * A write that may or may not have happened: the request may have reached the server but no
+     * CloudStack answer came back (dropped connection, read timeout, a proxy's error page), or its
+     * job was still running when the wait ended. CloudStack's state must be read before deciding.
+     */
+    public boolean outcomeUnknown() {
+        return switch (kind) {
+            case TRANSPORT_ERROR -> !requestNeverSent;
+            // A proxy's 5xx (or a 2xx page that is not CloudStack's) may come after the server acted;
+            // its 3xx/4xx pages mean the request was turned away before it got there.
+            case HTTP_ERROR -> httpStatus >= 500 || httpStatus >= 200 && httpStatus < 300;
+            case JOB_TIMEOUT -> true;
+            case API_ERROR, JOB_FAILED -> false;
+        };
     }
 }

@@ -88,11 +88,16 @@ public final class CloudStackResponses {
 
     /** The entity inside a finished job's {@code jobresult}, e.g. {@code kubernetescluster}. */
     public static <T> Optional<T> jobEntity(AsyncJobResult job, String entityKey, Class<T> type) {
-        JsonNode result = job.jobResult();
-        if (result == null || !result.has(entityKey) || !result.get(entityKey).isObject()) {
+        return job.jobResult() == null ? Optional.empty() : entity(job.jobResult(), entityKey, type);
+    }
+
+    /** The one object an answer carries under {@code entityKey}, e.g. listCapabilities' {@code capability}. */
+    public static <T> Optional<T> entity(JsonNode envelope, String entityKey, Class<T> type) {
+        JsonNode entity = envelope.get(entityKey);
+        if (entity == null || !entity.isObject()) {
             return Optional.empty();
         }
-        return Optional.of(treeToValue(result.get(entityKey), type));
+        return Optional.of(treeToValue(entity, type));
     }
 
     /** A failed job's error, from {@code jobresult} (modern "object" form) or the text form of old servers. */

@@ -55,6 +55,10 @@ public record KubernetesCluster(
         return ids;
     }
 
+    public boolean isAutoscalingEnabled() {
+        return Boolean.TRUE.equals(autoscalingEnabled);
+    }
+
     /** Servers before {@code clustertype} existed only had clusters CloudStack itself provisioned. */
     public boolean isCloudManaged() {
         return clusterType == null || CLOUD_MANAGED.equalsIgnoreCase(clusterType);
@@ -66,5 +70,13 @@ public record KubernetesCluster(
             return controlNodes;
         }
         return masterNodes == null ? 0 : masterNodes;
+    }
+
+    /** Where the cluster's VMs are listed: its project, else its account. */
+    public OwnerScope owner() {
+        if (projectId != null && !projectId.isBlank()) {
+            return OwnerScope.project(projectId);
+        }
+        return account != null && domainId != null ? OwnerScope.account(account, domainId) : OwnerScope.CALLER;
     }
 }

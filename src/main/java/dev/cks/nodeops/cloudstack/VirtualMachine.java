@@ -9,6 +9,16 @@ import java.util.Optional;
  * A VM as listVirtualMachines (and the {@code virtualmachines} of a Kubernetes cluster) returns
  * it; only the fields the operator reads. Note {@code hostname} is the hypervisor host the VM runs
  * on, not the guest's host name.
+ *
+ * <p>Which fields are there depends on the call: UserVmJoinDaoImpl.newUserVmResponse fills
+ * {@code isoid} only for the {@code iso} (or {@code all}) details, and a cluster's VM rows are built
+ * with NIC details only, so they never carry an ISO. The last three fields exist only in a cluster's
+ * rows (KubernetesUserVmResponse, CloudStack 4.20+/4.21+) and are null elsewhere.
+ *
+ * @param externalNode a node added with addNodesToKubernetesCluster (4.21+); scaleKubernetesCluster's
+ *        {@code nodeids} skip it, only removeNodesFromKubernetesCluster removes it
+ * @param etcdNode a dedicated etcd VM (4.21+), never a Kubernetes Node
+ * @param kubernetesNodeVersion the Kubernetes version CloudStack has recorded for the node (4.20+)
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record VirtualMachine(
@@ -31,7 +41,10 @@ public record VirtualMachine(
         @JsonProperty("templateid") String templateId,
         @JsonProperty("serviceofferingid") String serviceOfferingId,
         @JsonProperty("isoid") String isoId,
-        @JsonProperty("isoname") String isoName) {
+        @JsonProperty("isoname") String isoName,
+        @JsonProperty("isexternalnode") Boolean externalNode,
+        @JsonProperty("isetcdnode") Boolean etcdNode,
+        @JsonProperty("kubernetesnodeversion") String kubernetesNodeVersion) {
 
     public Optional<Instant> createdAt() {
         return CloudStackTimestamps.parse(created);
@@ -39,5 +52,19 @@ public record VirtualMachine(
 
     public boolean isRunning() {
         return "Running".equalsIgnoreCase(state);
+    }
+
+    public boolean isExternalNode() {
+        return Boolean.TRUE.equals(externalNode);
+    }
+
+    public boolean isEtcdNode() {
+        return Boolean.TRUE.equals(etcdNode);
+    }
+
+    /** Destroyed, Expunging and Expunged VMs are gone for the cluster even if still listed. */
+    public boolean isGoingAway() {
+        return "Destroyed".equalsIgnoreCase(state) || "Expunging".equalsIgnoreCase(state)
+                || "Expunged".equalsIgnoreCase(state);
     }
 }

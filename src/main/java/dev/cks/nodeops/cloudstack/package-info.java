@@ -20,6 +20,11 @@
  * exceptions are not chained as causes because their messages may name the URL.</li>
  * <li>Models ignore unknown fields and treat missing lists as empty, because every CloudStack
  * release adds fields and empty lists arrive as {@code {}}.</li>
+ * <li>The client sends only the commands of {@link dev.cks.nodeops.cloudstack.CloudStackCommand},
+ * which are the API key's documented least-privilege role. CloudStack runs an async command's own
+ * checks inside the job, so a refused scale or detach is a failed job, not an error answer; a write
+ * whose outcome is unknown ({@code CloudStackException.outcomeUnknown}) is looked up with
+ * {@code listAsyncJobs}, never sent again.</li>
  * </ul>
  */
 package dev.cks.nodeops.cloudstack;

@@ -22,8 +22,8 @@ import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
-import dev.cks.nodeops.operation.KubernetesNodeWork;
 import dev.cks.nodeops.operation.NodeWork;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
@@ -66,17 +66,15 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     @Inject
     public ScaleDownReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(clock, cloudStack, settings, KubernetesNodeWork.readingFromApi(client, result -> metrics.evictionAnswered(KIND, result)),
-                new OperationRecorder(KIND, events, metrics), StatusStore.on(client));
+        this(clock, cloudStack, settings, OperationPorts.onCluster(client, KIND, events, metrics));
     }
 
-    ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, NodeWork work, OperationRecorder recorder,
-            StatusStore store) {
+    ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, OperationPorts ports) {
         this.clock = clock;
         this.settings = settings;
-        this.work = work;
-        this.recorder = recorder;
-        this.store = store;
+        this.work = ports.work();
+        this.recorder = ports.recorder();
+        this.store = ports.store();
         this.planner = new ScaleDownPlanner(work, cloudStack, RECHECK_CLOUDSTACK.toSeconds());
         this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, RECHECK_CLOUDSTACK);
     }

@@ -89,25 +89,65 @@ final class ScaleDownTargets {
         return refusals;
     }
 
-    /** Refusals from CloudStack's view: the cluster's kind and state, and each node's VM in its map. */
+    /**
+     * Refusals from CloudStack's view, made before any node is cordoned: everything CloudStack would
+     * refuse (or get wrong) once asked to remove the nodes, each a sentence naming the cluster or node.
+     * The sources are KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters and
+     * KubernetesClusterScaleWorker (see docs/cloudstack-simulator.md).
+     */
     static List<String> cloudStackRefusals(List<String> targets, KubernetesCluster cluster, ScaleDownSpec.Removal removal) {
         List<String> refusals = new ArrayList<>();
         String clusterName = "CloudStack Kubernetes cluster " + cluster.name() + " (" + cluster.id() + ")";
-        if (removal == ScaleDownSpec.Removal.CloudStackScale && !cluster.isCloudManaged()) {
+        boolean scale = removal == ScaleDownSpec.Removal.CloudStackScale;
+        if (scale && !cluster.isCloudManaged()) {
             refusals.add(clusterName + " is " + cluster.clusterType() + ": CloudStack cannot scale it; use removal: DestroyVM.");
         }
         if (removal == ScaleDownSpec.Removal.DestroyVM && cluster.isCloudManaged()) {
             refusals.add(clusterName + " is CloudManaged: use removal: CloudStackScale so that CloudStack's VM map and cluster size stay right.");
         }
-        if (removal == ScaleDownSpec.Removal.CloudStackScale && !CloudStackAccess.isBusy(cluster) && !CloudStackAccess.acceptsScale(cluster)) {
-            refusals.add(clusterName + " is in state " + cluster.state() + ", in which CloudStack accepts no scale; "
-                    + "bring it back to Running, then create this ScaleDown again.");
+        if (scale && cluster.isCloudManaged()) {
+            refusals.addAll(scaleRefusals(targets, cluster, clusterName));
         }
         for (String target : targets) {
-            if (vmOf(target, cluster).isEmpty()) {
+            Optional<VirtualMachine> vm = vmOf(target, cluster);
+            if (vm.isEmpty()) {
                 refusals.add("Node " + target + " has no VM in the VM map of " + clusterName
                         + ", so CloudStack cannot remove it; check the cluster with a VMMapAudit or remove the node from spec.nodeNames.");
+            } else if (vm.get().isEtcdNode()) {
+                refusals.add("Node " + target + " is named like the dedicated etcd VM " + vm.get().name() + " of " + clusterName
+                        + "; etcd nodes are no Kubernetes nodes and are never scaled down. Remove it from spec.nodeNames.");
+            } else if (scale && vm.get().isExternalNode()) {
+                refusals.add("Node " + target + " was added to " + clusterName + " with addNodesToKubernetesCluster: scaleKubernetesCluster "
+                        + "skips such external nodes (yet counts them off the cluster's size). Remove it with removeNodesFromKubernetesCluster, "
+                        + "or leave it out of spec.nodeNames.");
             }
+        }
+        return refusals;
+    }
+
+    /** What a scaleKubernetesCluster with these nodeids would be refused for, or would do wrong. */
+    private static List<String> scaleRefusals(List<String> targets, KubernetesCluster cluster, String clusterName) {
+        List<String> refusals = new ArrayList<>();
+        if (!CloudStackAccess.isBusy(cluster) && !"Running".equalsIgnoreCase(cluster.state())) {
+            refusals.add(clusterName + " is in state " + cluster.state() + ": CloudStack scales a cluster only when it is Created, "
+                    + "Running or Stopped, and removes nodes only from a Running one (their Nodes are drained over kubectl). "
+                    + ("Alert".equalsIgnoreCase(cluster.state())
+                            ? "CloudStack moves a cluster out of Alert once every VM of its map is Running again; fix the cluster, "
+                            : "Start the cluster, ")
+                    + "then create this ScaleDown again.");
+        }
+        if (cluster.isAutoscalingEnabled()) {
+            refusals.add(clusterName + " has autoscaling enabled (" + cluster.minSize() + " to " + cluster.maxSize() + " workers): its "
+                    + "cluster autoscaler owns the size and would add nodes back or remove others. Turn autoscaling off "
+                    + "(scaleKubernetesCluster autoscalingenabled=false) or let the autoscaler scale the cluster down.");
+        }
+        if (cluster.kubernetesVersionId() == null) {
+            refusals.add(clusterName + " has no Kubernetes version CloudStack knows (its supported version is gone): CloudStack refuses "
+                    + "to scale it (\"Invalid Kubernetes version associated with Kubernetes cluster\"). Ask the CloudStack admin to fix the cluster.");
+        }
+        if (cluster.size() != null && targets.size() >= cluster.size()) {
+            refusals.add("Removing " + targets.size() + " node(s) would leave " + clusterName + " without workers, and CloudStack refuses "
+                    + "that (\"Can not remove all nodes from a cluster\"); it counts " + cluster.size() + " workers.");
         }
         return refusals;
     }

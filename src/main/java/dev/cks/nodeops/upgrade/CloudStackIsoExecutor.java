@@ -83,9 +83,12 @@ final class CloudStackIsoExecutor {
         return new Attachment(cluster.id(), vm.id(), pickIso(access.client().listKubernetesSupportedVersions(), versionId, targetVersion));
     }
 
-    /** The ISO the VM carries now as the cluster's VM map shows it; empty when none. */
+    /**
+     * The ISO the VM carries now, read from the VM itself (listVirtualMachines with details=iso): the
+     * cluster's VM map never carries it (KubernetesClusterManagerImpl builds its rows with NIC details only).
+     */
     Optional<String> attachedIso(KubernetesCluster cluster, String vmId) {
-        return cluster.virtualMachines().stream().filter(vm -> vmId.equals(vm.id())).findFirst().map(VirtualMachine::isoId);
+        return access.client().findVirtualMachine(cluster.owner(), vmId).map(VirtualMachine::isoId);
     }
 
     String startAttach(Attachment attachment) {
@@ -97,15 +100,16 @@ final class CloudStackIsoExecutor {
         try {
             return Optional.of(access.client().startDetachIso(vmId));
         } catch (CloudStackException e) {
-            if (hasNoIso(e)) {
+            if (e.isNoIsoAttached()) {
                 return Optional.empty();
             }
             throw e;
         }
     }
 
-    static boolean hasNoIso(CloudStackException e) {
-        return e.getMessage() != null && e.getMessage().contains("No ISO is attached");
+    /** CloudStack's answer to detaching a VM that has no ISO (TemplateManagerImpl.detachIso): it is detached already. */
+    static boolean foundNoIso(String errorText) {
+        return errorText != null && errorText.contains(CloudStackException.NO_ISO_ATTACHED);
     }
 
     AsyncJobResult poll(String jobId) {

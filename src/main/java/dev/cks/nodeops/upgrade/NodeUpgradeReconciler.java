@@ -23,12 +23,11 @@ import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
-import dev.cks.nodeops.operation.KubernetesNodeWork;
 import dev.cks.nodeops.operation.NodeWork;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
-import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
@@ -74,18 +73,18 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(clock, settings, cloudStack, KubernetesNodeWork.readingFromApi(client, result -> metrics.evictionAnswered(KIND, result)),
-                new OperationRecorder(KIND, events, metrics), StatusStore.on(client), UpgradeJobs.on(client), ApiServerVersions.on(client));
+        this(clock, settings, cloudStack, OperationPorts.onCluster(client, KIND, events, metrics), UpgradeJobs.on(client),
+                ApiServerVersions.on(client));
     }
 
-    NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder,
-            StatusStore store, UpgradeJobs jobs, ApiServerVersions apiServers) {
+    NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
+            ApiServerVersions apiServers) {
         this.clock = clock;
         this.apiServers = apiServers;
         this.settings = settings;
-        this.work = work;
-        this.recorder = recorder;
-        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
+        this.work = ports.work();
+        this.recorder = ports.recorder();
+        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, ports.store(), settings);
     }
 
     @Override

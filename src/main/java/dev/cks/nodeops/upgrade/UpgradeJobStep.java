@@ -245,7 +245,7 @@ final class UpgradeJobStep {
                     + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
             return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
         }
-        if (job.failed()) {
+        if (job.failed() && !CloudStackIsoExecutor.foundNoIso(CloudStackResponses.jobError(job).errorText())) {
             CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
             return Optional.of(new NodeFailed("CloudStack job " + node.getIsoJobId() + " could not detach ISO " + node.getIsoId() + " from VM "
                     + node.getVmId() + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode()

@@ -39,6 +39,14 @@ final class Snapshots {
         return this;
     }
 
+    /** A Running, listed VM whose map row records one Kubernetes version while its Node's kubelet reports another. */
+    Snapshots versioned(String id, String name, String recordedVersion, String kubeletVersion) {
+        map.add(new MappedVm(id, name, "Running", recordedVersion));
+        owned(id, name, "Running");
+        nodes.add(new NodeView(name, LONG_AGO, kubeletVersion));
+        return this;
+    }
+
     Snapshots owned(String id, String name, String state) {
         return owned(id, name, state, LONG_AGO, null);
     }

@@ -168,7 +168,7 @@ class VMMapAuditIT {
         assertThat(warnings()).hasSize(3).anySatisfy(event -> assertThat(event.getMessage()).contains(strayNode));
         assertThat(findingsMetric()).as("one finding of each kind there is, zero of the others").isEqualTo(Map.of(
                 Type.MappedVmMissing, 1.0, Type.MappedVmDestroyed, 0.0, Type.MappedVmExpunged, 0.0, Type.MappedVmError, 0.0,
-                Type.UnmappedVm, 1.0, Type.NodeWithoutVm, 1.0, Type.VmNotANode, 0.0));
+                Type.UnmappedVm, 1.0, Type.NodeWithoutVm, 1.0, Type.VmNotANode, 0.0, Type.VersionRecordStale, 0.0));
 
         // Fix everything. The Nodes go first, the lost VM's before the stray one: once the audit no
         // longer sees the stray Node, its cache has seen both deletions, so no run can see the lost

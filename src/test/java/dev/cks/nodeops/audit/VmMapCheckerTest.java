@@ -43,6 +43,37 @@ class VmMapCheckerTest {
     }
 
     @Nested
+    class VersionRecord {
+        @Test
+        void aNodeOnTheVersionCloudStackRecordsIsNoFinding() {
+            cluster.versioned("v1", CONTROL, "1.33.1", "v1.33.1").versioned("v2", WORKER, "1.33.1", "v1.33.1");
+            assertThat(cluster.check()).isEmpty();
+        }
+
+        @Test
+        void aNodeUpgradedBehindCloudStacksBackIsReportedWithBothVersions() {
+            cluster.versioned("v1", CONTROL, "1.33.1", "v1.34.2").versioned("v2", WORKER, "1.33.1", "v1.33.1");
+            assertThat(cluster.check()).extracting(Drift::type, Drift::key, Drift::vmId, Drift::node)
+                    .containsExactly(tuple(Type.VersionRecordStale, "version:v1", "v1", CONTROL));
+            assertThat(cluster.check().get(0).message()).startsWith("Node " + CONTROL + " runs Kubernetes v1.34.2, but CloudStack records 1.33.1");
+        }
+
+        @Test
+        void aServerThatRecordsNoVersionOrANodeThatReportsNoneIsNotJudged() {
+            cluster.versioned("v1", CONTROL, null, "v1.34.2").versioned("v2", WORKER, "1.33.1", null);
+            assertThat(cluster.check()).isEmpty();
+        }
+
+        @Test
+        void aNodeNamedByItsFqdnIsComparedToo() {
+            cluster.map.add(new MappedVm("v1", CONTROL, "Running", "1.33.1"));
+            cluster.owned("v1", CONTROL, "Running");
+            cluster.nodes.add(new NodeView(CONTROL + ".cluster.local", Snapshots.LONG_AGO, "v1.34.2"));
+            assertThat(cluster.check()).extracting(Drift::type).containsExactly(Type.VersionRecordStale);
+        }
+    }
+
+    @Nested
     class MappedVmState {
         @Test
         void destroyedMappedVm() {

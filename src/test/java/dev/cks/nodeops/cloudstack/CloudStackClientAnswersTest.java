@@ -40,6 +40,20 @@ class CloudStackClientAnswersTest {
     }
 
     @Test
+    void knowsTheNoIsoRefusalAlsoFromAnOlderDispatcher() {
+        // ApiAsyncJobDispatcher before the job framework kept the error's code recorded every failure as
+        // 530 and some versions prefix the root cause's class name.
+        answer(200, "{\"detachisoresponse\":{\"jobid\":\"j1\"}}");
+        answer(200, "{\"queryasyncjobresultresponse\":{\"jobid\":\"j1\",\"jobstatus\":2,\"jobresultcode\":530,"
+                + "\"jobresulttype\":\"object\",\"jobresult\":{\"errorcode\":530,"
+                + "\"errortext\":\"ServerApiException: The specified VM has no ISO attached to it.\"}}}");
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> client().detachIso("vm-1"));
+
+        assertThat(failure.isNoIsoAttached()).isTrue();
+    }
+
+    @Test
     void readsTheGenericErrorEnvelope() {
         answer(401, "{\"errorresponse\":{\"errorcode\":401,\"cserrorcode\":9999,\"errortext\":\"unable to verify user credentials\"}}");
 

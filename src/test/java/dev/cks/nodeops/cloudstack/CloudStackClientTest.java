@@ -225,8 +225,9 @@ class CloudStackClientTest {
 
     @Test
     void startsADestroyWithoutWaiting() {
-        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
-        String worker = simulator.clusterVms(cluster.id()).get(1).id();
+        SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
+        SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
+        String worker = simulator.addClusterVm(cluster, "byo-node-1", NodeRole.WORKER).id();
 
         String jobId = client.startDestroyVirtualMachine(worker);
 
@@ -309,16 +310,29 @@ class CloudStackClientTest {
     }
 
     @Test
-    void reportsVmsThatWereNotInTheMap() {
+    void takesAVmNoLongerInTheMapAsAlreadyDropped() {
+        SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
+        SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
+        SimulatedVm node = simulator.addClusterVm(cluster, "byo-node-1", NodeRole.WORKER);
+        client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(node.id()));
+
+        // The answer of the first call was lost, so the same call comes again: not an error.
+        client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(node.id()));
+
+        assertThat(simulator.cluster(cluster.id()).vmIds()).isEmpty();
+        assertThat(simulator.calls("removeVirtualMachinesFromKubernetesCluster")).hasSize(2);
+    }
+
+    @Test
+    void refusesAnIdThatNamesNoVm() {
         SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
         SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
 
         CloudStackException failure = catchThrowableOfType(CloudStackException.class,
                 () -> client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of("stray")));
 
-        assertThat(failure.errorCode()).isEqualTo(530);
-        assertThat(failure.errorText()).isEqualTo("Provided VMs are not part of the CKS cluster");
-        assertThat(simulator.calls("removeVirtualMachinesFromKubernetesCluster")).hasSize(1);
+        assertThat(failure.errorCode()).isEqualTo(431);
+        assertThat(failure.isUnknownId()).isTrue();
     }
 
     @Test
@@ -351,16 +365,32 @@ class CloudStackClientTest {
     @Test
     void carriesTheServerErrorOfARefusedWrite() {
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        String unknown = "0000dead-0000-4000-8000-00000000beef";
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> client.scaleKubernetesCluster(cluster.id(), List.of(unknown)));
+
+        assertThat(failure.kind()).isEqualTo(Kind.API_ERROR);
+        assertThat(failure.httpStatus()).isEqualTo(431);
+        assertThat(failure.errorCode()).isEqualTo(431);
+        assertThat(failure.isUnknownId()).isTrue();
+        assertThat(failure.errorText()).contains("Invalid parameter nodeids value=" + unknown);
+        assertThat(failure.outcomeUnknown()).as("an error answer means the server did not act").isFalse();
+    }
+
+    @Test
+    void aScaleCloudStackRefusesFailsAsAJobNotAsAnAnswer() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
         String control = cluster.vmIds().get(0);
 
         CloudStackException failure = catchThrowableOfType(CloudStackException.class,
                 () -> client.scaleKubernetesCluster(cluster.id(), List.of(control)));
 
-        assertThat(failure.kind()).isEqualTo(Kind.API_ERROR);
-        assertThat(failure.httpStatus()).isEqualTo(431);
-        assertThat(failure.errorCode()).isEqualTo(431);
-        assertThat(failure.csErrorCode()).isEqualTo(4350);
-        assertThat(failure.errorText()).contains("not a worker node");
+        assertThat(failure.kind()).isEqualTo(Kind.JOB_FAILED);
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(failure.errorText()).isEqualTo("Can not remove all control nodes from a cluster");
+        assertThat(simulator.findVm(control)).isPresent();
+        assertThat(simulator.cluster(cluster.id()).state()).as("a refusal changes nothing").isEqualTo("Running");
     }
 
     @Test
@@ -385,7 +415,7 @@ class CloudStackClientTest {
         SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
         SimulatedCluster cluster = simulator.addCluster("byo", Owner.of(simulator.defaultAccount()), "ExternalManaged", version.id());
         assertThatThrownBy(() -> client.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(text)))
-                .isInstanceOfSatisfying(CloudStackException.class, failure -> assertThat(failure.errorCode()).isEqualTo(530));
+                .isInstanceOfSatisfying(CloudStackException.class, failure -> assertThat(failure.isUnknownId()).isTrue());
 
         assertThat(simulator.calls()).allSatisfy(call -> assertThat(call.authenticated()).isTrue());
         assertThat(simulator.calls("listVirtualMachines").get(0).param("keyword")).isEqualTo(text);
@@ -497,11 +527,12 @@ class CloudStackClientTest {
         }
         CloudStackClient unreachable = clientFor(CloudStackCredentials.of(closedPort, "k-1234", "s-5678"), fastTimeouts());
 
-        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> unreachable.destroyVirtualMachine("vm"));
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> unreachable.startDetachIso("vm"));
 
         assertThat(failure.kind()).isEqualTo(Kind.TRANSPORT_ERROR);
         assertThat(failure.requestNeverSent()).isTrue();
-        assertThat(registry.get(CloudStackApiMetrics.RETRIES).tag("command", "destroyVirtualMachine").counter().count())
+        assertThat(failure.outcomeUnknown()).isFalse();
+        assertThat(registry.get(CloudStackApiMetrics.RETRIES).tag("command", "detachIso").counter().count())
                 .isEqualTo(CloudStackClientSettings.DEFAULTS.unsentWriteRetry().maxAttempts() - 1);
     }
 
@@ -546,13 +577,19 @@ class CloudStackClientTest {
     }
 
     @Test
-    void namesTheMissingPermissionForAnUnavailableCommand() {
-        // The simulator does not implement upgradeKubernetesCluster, answering 432 like a role without it.
-        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
-                () -> client.execute(CloudStackClient.ApiCall.write("upgradeKubernetesCluster", new java.util.LinkedHashMap<>())));
+    void namesTheMissingPermissionForACommandTheRoleDoesNotAllow() {
+        SimulatedAccount limited = simulator.addAccount("limited", CloudStackSimulator.ROOT_DOMAIN_ID, "limited-key-1234",
+                "limited-secret-5678", false);
+        simulator.restrictApis(limited, java.util.Set.of("listKubernetesClusters", "queryAsyncJobResult"));
+        SimulatedCluster cluster = simulator.addCluster("prod", Owner.of(limited), 1, 2);
 
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> clientFor(simulator.credentials(limited), CloudStackClientSettings.DEFAULTS)
+                        .startScaleKubernetesCluster(cluster.id(), List.of(cluster.vmIds().get(1))));
+
+        assertThat(failure.errorCode()).isEqualTo(432);
         assertThat(failure.isPermissionDenied()).isTrue();
-        assertThat(failure.getMessage()).contains("The API key's role must allow upgradeKubernetesCluster");
+        assertThat(failure.getMessage()).contains("The API key's role must allow scaleKubernetesCluster");
     }
 
     // ---- metrics ----------------------------------------------------------------------------
@@ -561,7 +598,7 @@ class CloudStackClientTest {
     void timesEveryCommandByOutcome() {
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
         client.findKubernetesCluster(cluster.id());
-        client.destroyVirtualMachine(cluster.vmIds().get(1));
+        client.destroyVirtualMachine(simulator.addVm("standalone", Owner.of(simulator.defaultAccount())).id());
 
         assertThat(registry.get(CloudStackApiMetrics.REQUESTS).tag("command", "listKubernetesClusters").tag("outcome", "success")
                 .timer().count()).isEqualTo(1);

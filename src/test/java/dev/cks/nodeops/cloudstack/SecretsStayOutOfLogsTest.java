@@ -96,7 +96,7 @@ class SecretsStayOutOfLogsTest {
         // Succeeding reads and an async write, logged at DEBUG.
         client.findKubernetesCluster(cluster.id());
         client.listVirtualMachines(VmQuery.allOf(OwnerScope.CALLER).withKeyword("prod"));
-        client.destroyVirtualMachine(cluster.vmIds().get(2));
+        client.destroyVirtualMachine(simulator.addVm("standalone", Owner.of(simulator.defaultAccount())).id());
         // Retried reads, logged at WARN: server error, dropped connection, timeout.
         simulator.injectFault("listVirtualMachines", Fault.serverError(), Fault.droppedConnection(), Fault.slow(Duration.ofMillis(800)));
         client.listVirtualMachines(VmQuery.allOf(OwnerScope.CALLER));

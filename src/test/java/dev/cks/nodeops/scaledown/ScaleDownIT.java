@@ -243,6 +243,37 @@ class ScaleDownIT extends ScaleDownScenario {
     }
 
     @Test
+    void refusesAClusterInAlertOrWithAutoscalingBeforeCordoningAnything() {
+        String node = world.addWorker(pool);
+        world.addWorker(pool);
+        String clusterId = world.fixture.cluster().id();
+        Map<String, Runnable> cases = new java.util.LinkedHashMap<>();
+        // CloudStack scales no cluster in Alert (KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters).
+        cases.put("is in state Alert", () -> world.simulator().setClusterState(clusterId, "Alert"));
+        // CloudStack would scale one with autoscaling on, but its autoscaler owns the size.
+        cases.put("has autoscaling enabled (1 to 5 workers)", () -> {
+            world.simulator().setClusterState(clusterId, "Running");
+            world.simulator().setAutoscaling(clusterId, true, 1L, 5L);
+        });
+        try {
+            cases.forEach((why, setUp) -> {
+                setUp.run();
+                String refused = name + "-" + Math.abs(why.hashCode() % 10000);
+                world.create(refused, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+                ScaleDown result = world.awaitPhase(refused, ScaleDownStatus.Phase.Failed, WITHIN);
+                assertThat(ScaleDownBed.condition(result, Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+                assertThat(ScaleDownBed.condition(result, Conditions.ACCEPTED).getMessage()).contains(why);
+                assertThat(world.isUnschedulable(node)).as("not cordoned when %s", why).isFalse();
+                assertThat(world.operatorAnnotations(node)).as("not locked when %s", why).isEmpty();
+                world.delete(refused);
+            });
+        } finally {
+            world.simulator().setAutoscaling(clusterId, false, null, null);
+        }
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    @Test
     void preflightFailRefusesABlockedDrainBeforeCordoningAnything() {
         String node = world.addWorker(pool);
         pool.deployment("web", 1, false);

@@ -28,6 +28,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
@@ -88,7 +89,7 @@ class ScaleDownReconcilerTest {
     private void restartOperator() {
         CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(ScaleDownReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new ScaleDownReconciler(clock, access, new TestSettings(), nodes, recorder, store);
+        reconciler = new ScaleDownReconciler(clock, access, new TestSettings(), new OperationPorts(nodes, recorder, store));
     }
 
     @AfterEach

@@ -71,13 +71,62 @@ class ScaleDownTargetsTest {
     void cloudStackRefusalsNameTheNodeWithoutVmAndTheClusterState() throws Exception {
         KubernetesCluster stopped = cluster("Stopped", "CloudManaged");
         assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1", "w9"), stopped, Removal.CloudStackScale))
-                .anySatisfy(r -> assertThat(r).contains("is in state Stopped, in which CloudStack accepts no scale"))
+                .anySatisfy(r -> assertThat(r).contains("is in state Stopped: CloudStack scales a cluster only when"))
                 .anySatisfy(r -> assertThat(r).startsWith("Node w9 has no VM in the VM map"))
                 .hasSize(2);
-        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Alert", "CloudManaged"), Removal.CloudStackScale)).isEmpty();
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Running", "CloudManaged"), Removal.CloudStackScale)).isEmpty();
         assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Running", "ExternalManaged"), Removal.CloudStackScale))
                 .singleElement().asString().contains("use removal: DestroyVM");
         assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Running", "ExternalManaged"), Removal.DestroyVM)).isEmpty();
+    }
+
+    @Test
+    void aClusterInAlertIsRefusedBecauseCloudStackRefusesToScaleIt() throws Exception {
+        // validateKubernetesClusterScaleParameters: only Created, Running and Stopped may be scaled.
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), cluster("Alert", "CloudManaged"), Removal.CloudStackScale))
+                .singleElement().asString().contains("is in state Alert").contains("once every VM of its map is Running again");
+    }
+
+    @Test
+    void aClusterWhoseAutoscalerOwnsTheSizeIsRefused() throws Exception {
+        KubernetesCluster autoscaled = cluster("Running", "CloudManaged", "\"autoscalingenabled\":true,\"minsize\":1,\"maxsize\":5,", "");
+
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), autoscaled, Removal.CloudStackScale))
+                .singleElement().asString().contains("has autoscaling enabled (1 to 5 workers)");
+    }
+
+    @Test
+    void aClusterWithoutAKnownVersionIsRefused() throws Exception {
+        KubernetesCluster versionGone = CloudStackResponses.MAPPER.readValue("""
+                {"id":"c1","name":"prod","state":"Running","clustertype":"CloudManaged","size":3,
+                 "virtualmachines":[{"id":"vm-1","name":"w1","state":"Running"}]}
+                """, KubernetesCluster.class);
+
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1"), versionGone, Removal.CloudStackScale))
+                .singleElement().asString().contains("Invalid Kubernetes version associated with Kubernetes cluster");
+    }
+
+    @Test
+    void removingEveryWorkerCloudStackCountsIsRefused() throws Exception {
+        // size 3: removing three is refused, two is not.
+        KubernetesCluster small = cluster("Running", "CloudManaged", "\"controlnodes\":1,", "");
+
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1", "w2", "w1.example"), small, Removal.CloudStackScale))
+                .anySatisfy(r -> assertThat(r).contains("Can not remove all nodes from a cluster"));
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("w1", "w2"), small, Removal.CloudStackScale)).isEmpty();
+    }
+
+    @Test
+    void etcdAndExternalNodesAreNeverScaledDown() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged", "", """
+                ,{"id":"vm-e","name":"prod-etcd-1","state":"Running","isetcdnode":true},
+                 {"id":"vm-x","name":"byo-1","state":"Running","isexternalnode":true}""");
+
+        List<String> refusals = ScaleDownTargets.cloudStackRefusals(List.of("prod-etcd-1", "byo-1"), cluster, Removal.CloudStackScale);
+
+        assertThat(refusals).hasSize(2)
+                .anySatisfy(r -> assertThat(r).startsWith("Node prod-etcd-1 is named like the dedicated etcd VM"))
+                .anySatisfy(r -> assertThat(r).startsWith("Node byo-1 was added").contains("removeNodesFromKubernetesCluster"));
     }
 
     @Test
@@ -100,10 +149,15 @@ class ScaleDownTargetsTest {
     }
 
     static KubernetesCluster cluster(String state, String type) throws Exception {
+        return cluster(state, type, "", "");
+    }
+
+    /** A cluster of 3 workers as listKubernetesClusters returns it, with extra top-level fields and extra VM rows. */
+    static KubernetesCluster cluster(String state, String type, String extraFields, String extraRows) throws Exception {
         return CloudStackResponses.MAPPER.readValue("""
-                {"id":"c1","name":"prod","state":"%s","clustertype":"%s","virtualmachines":[
-                  {"id":"vm-1","name":"w1","state":"Running"},{"id":"vm-2","name":"w2","state":"Stopped"}]}
-                """.formatted(state, type), KubernetesCluster.class);
+                {"id":"c1","name":"prod","state":"%s","clustertype":"%s","kubernetesversionid":"v-1","size":3,%s"virtualmachines":[
+                  {"id":"vm-1","name":"w1","state":"Running"},{"id":"vm-2","name":"w2","state":"Stopped"}%s]}
+                """.formatted(state, type, extraFields, extraRows), KubernetesCluster.class);
     }
 
     static Node worker(String name, String lockedBy) {

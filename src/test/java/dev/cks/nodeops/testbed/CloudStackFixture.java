@@ -10,6 +10,7 @@ import dev.cks.nodeops.cloudstack.simulator.NodeRole;
 import dev.cks.nodeops.cloudstack.simulator.Owner;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
+import dev.cks.nodeops.nodes.VersionMatch;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 
@@ -47,9 +48,17 @@ public final class CloudStackFixture implements AutoCloseable {
         return fixture;
     }
 
+    /**
+     * The node's VM, as if CKS had installed the node: its map row records the version the node's
+     * kubelet reports (kubernetes_node_version), so a bed is not out of step with CloudStack's record
+     * until a test upgrades a node.
+     */
     public SimulatedVm addNodeVm(Node node) {
         boolean control = node.getMetadata().getLabels().containsKey("node-role.kubernetes.io/control-plane");
         SimulatedVm vm = simulator.addClusterVm(cluster, node.getMetadata().getName(), control ? NodeRole.CONTROL : NodeRole.WORKER);
+        String kubelet = node.getStatus() == null || node.getStatus().getNodeInfo() == null ? null
+                : node.getStatus().getNodeInfo().getKubeletVersion();
+        VersionMatch.normalize(kubelet).ifPresent(version -> simulator.setRecordedNodeVersion(vm.id(), version));
         vmIdsByNode.put(node.getMetadata().getName(), vm.id());
         return vm;
     }

@@ -13,11 +13,18 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cks.nodeops.audit.VMMapAudit;
+import dev.cks.nodeops.audit.VMMapAuditSpec;
+import dev.cks.nodeops.audit.VMMapAuditStatus;
+import dev.cks.nodeops.audit.VmMapFinding;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.TestBed;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import org.awaitility.Awaitility;
 
 /** The CKS way: the version's binaries ISO attached to each VM around a Job running CKS's node script, against the CloudStack simulator. */
 class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
@@ -115,6 +122,50 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         assertThat(nodeStatus(failed, worker).getCordonedByUs()).as("refused before the node was cordoned").isNull();
         assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("virtualmachineid")).doesNotContain(cloudStack.vmId(worker));
         bed.assertReleased(worker, false);
+    }
+
+    @Test
+    void cloudStacksRecordOfTheNodesVersionIsReportedStaleAfterTheUpgradeAndNotBefore() {
+        String worker = node(false);
+        String vm = cloudStack.vmId(worker);
+        VMMapAudit audit = new VMMapAudit();
+        audit.setMetadata(new ObjectMetaBuilder().withName("nuiso-record").build());
+        VMMapAuditSpec spec = new VMMapAuditSpec();
+        spec.setClusterId(cloudStack.cluster().id());
+        spec.setIntervalSeconds(30);
+        spec.setGracePeriodSeconds(0);
+        audit.setSpec(spec);
+        Resource<VMMapAudit> audits = testBed.client().resources(VMMapAudit.class).withName("nuiso-record");
+        try {
+            testBed.client().resource(audit).create();
+            assertThat(staleRecords(auditRun(audits, 1))).as("before the upgrade CloudStack's record is right").isEmpty();
+
+            bed.create("nu-iso-record", iso(), s -> { });
+            bed.await("nu-iso-record", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+            long generation = audits.edit(a -> {
+                a.getSpec().setIntervalSeconds(31);
+                return a;
+            }).getMetadata().getGeneration();
+
+            assertThat(staleRecords(auditRun(audits, generation))).singleElement().satisfies(finding -> {
+                assertThat(finding.getVmId()).isEqualTo(vm);
+                assertThat(finding.getNode()).isEqualTo(worker);
+                assertThat(finding.getMessage()).contains("runs Kubernetes " + TARGET + ", but CloudStack records " + FROM.substring(1));
+            });
+            assertThat(cloudStack.simulator().vm(vm).nodeVersion()).as("the audit changes nothing").isEqualTo(FROM.substring(1));
+        } finally {
+            audits.delete();
+        }
+    }
+
+    private static VMMapAuditStatus auditRun(Resource<VMMapAudit> audit, long generation) {
+        return Awaitility.await("the audit run for generation " + generation).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                .until(() -> audit.get().getStatus(), status -> status != null && status.getObservedGeneration() != null
+                        && status.getObservedGeneration() >= generation && status.getLastRun() != null);
+    }
+
+    private static List<VmMapFinding> staleRecords(VMMapAuditStatus status) {
+        return status.getFindings().stream().filter(f -> f.getType() == VmMapFinding.Type.VersionRecordStale).toList();
     }
 
     private Job job(String name) {

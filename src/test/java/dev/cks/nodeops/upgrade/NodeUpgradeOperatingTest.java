@@ -25,6 +25,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.operation.MaintenanceWindow;
 import dev.cks.nodeops.operation.MaintenanceWindow.Day;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.testing.FakeNodeWork;
@@ -77,7 +78,8 @@ class NodeUpgradeOperatingTest {
             throw new AssertionError("the Script executor asks nothing of CloudStack");
         }, Optional.empty());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new NodeUpgradeReconciler(clock, settings, noCloudStack, nodes, recorder, new RecordingStatusStore(), jobs, () -> apiServers);
+        reconciler = new NodeUpgradeReconciler(clock, settings, noCloudStack, new OperationPorts(nodes, recorder, new RecordingStatusStore()), jobs,
+                () -> apiServers);
     }
 
     private NodeUpgrade create(Consumer<NodeUpgradeSpec> tweak) {

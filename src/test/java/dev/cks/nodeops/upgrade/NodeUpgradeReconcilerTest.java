@@ -30,6 +30,7 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.testing.FakeNodeWork;
 import dev.cks.nodeops.testing.ReconcileLoop;
@@ -93,7 +94,7 @@ class NodeUpgradeReconcilerTest {
         CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
         // kubeadm upgrades the API server with its control-plane node: it reports what that node's kubelet does.
-        reconciler = new NodeUpgradeReconciler(clock, settings, access, nodes, recorder, store, jobs,
+        reconciler = new NodeUpgradeReconciler(clock, settings, access, new OperationPorts(nodes, recorder, store), jobs,
                 () -> List.of(nodes.get(CONTROL).getStatus().getNodeInfo().getKubeletVersion()));
     }
 

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -48,6 +50,12 @@ import javax.crypto.spec.SecretKeySpec;
  * checks the client's signer), keeps accounts, projects, CKS clusters with their VM map, VMs,
  * supported versions and attached ISOs, runs async jobs that finish after a planned number of
  * polls, pages like the server, injects faults per command and records every call.
+ *
+ * <p>Every answer the operator relies on mirrors Apache CloudStack's source; docs/cloudstack-simulator.md
+ * has the table of which file and method each one follows and which test pins it. What CloudStack
+ * checks synchronously (parameter translation, the role's API list, the command class's own checks)
+ * is an error answer; what its command runs inside the async job (the KubernetesCluster manager's and
+ * UserVmManager's validations) is a failed job, as ApiAsyncJobDispatcher.runJob records it.
  */
 public final class CloudStackSimulator implements AutoCloseable {
 
@@ -55,6 +63,8 @@ public final class CloudStackSimulator implements AutoCloseable {
     public static final String ZONE_ID = "5f2d7e3a-0d1b-4c55-9a36-1c2f0e9b7a01";
     public static final String ZONE_NAME = "sim-zone";
     public static final String ROOT_DOMAIN_ID = "f0ff6ce4-ba19-11ec-bdce-1e000700021c";
+    static final String TEMPLATE_ID = "7a4c26f2-6b2c-4b8e-9d0a-2f6e1c3d4b5a";
+    static final String SERVICE_OFFERING_ID = "c0a1d9e8-3f4b-4c2d-8e7f-6a5b4c3d2e1f";
 
     private static final DateTimeFormatter CLOUDSTACK_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ssZ");
     private static final Set<String> NOT_RECORDED = Set.of("apikey", "signature", "expires", "signatureversion",
@@ -69,6 +79,12 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final Map<String, SimulatedAccount> accountsByApiKey = new ConcurrentHashMap<>();
     private final Map<String, SimulatedProject> projects = new ConcurrentHashMap<>();
     private final Map<String, SimulatedVm> vms = new LinkedHashMap<>();
+    /** VMs expunged: gone from every list, but their ids still translate, as findByUuidIncludingRemoved does. */
+    private final Set<String> expungedVmIds = ConcurrentHashMap.newKeySet();
+    /** Accounts whose role allows only some APIs (DynamicRoleBasedAPIAccessChecker); absent = all. */
+    private final Map<String, Set<String>> allowedApisByApiKey = new ConcurrentHashMap<>();
+    /** Accounts with allow.user.expunge.recover.vm set. */
+    private final Set<String> userExpungeAllowedByApiKey = ConcurrentHashMap.newKeySet();
     private final Map<String, SimulatedCluster> clusters = new LinkedHashMap<>();
     private final Map<String, SimulatedVersion> versions = new LinkedHashMap<>();
     private final Map<String, SimulatedJob> jobs = new ConcurrentHashMap<>();
@@ -77,10 +93,14 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final List<RecordedCall> calls = new CopyOnWriteArrayList<>();
     private final SimulatedAccount defaultAccount;
     private volatile JobOutcome defaultJobOutcome = JobOutcome.succeedsAfterPolls(1);
+    private volatile String cloudStackVersion = "4.21.0.0";
 
     private static final class SimulatedJob {
         final String id;
         final String command;
+        final SimulatedAccount owner;
+        final String instanceType;
+        final String instanceId;
         final JobOutcome outcome;
         final Runnable effect;
         final Supplier<ObjectNode> result;
@@ -89,10 +109,14 @@ public final class CloudStackSimulator implements AutoCloseable {
         int polls;
         int status;
         ObjectNode jobResult;
+        Instant completed;
 
-        SimulatedJob(String id, String command, JobOutcome outcome, Runnable effect, Supplier<ObjectNode> result,
-                Runnable onFailure, Instant started) {
+        SimulatedJob(String id, String command, SimulatedAccount owner, String instanceType, String instanceId, JobOutcome outcome,
+                Runnable effect, Supplier<ObjectNode> result, Runnable onFailure, Instant started) {
             this.id = id;
+            this.owner = owner;
+            this.instanceType = instanceType;
+            this.instanceId = instanceId;
             this.started = started;
             this.onFailure = onFailure;
             this.command = command;
@@ -165,6 +189,27 @@ public final class CloudStackSimulator implements AutoCloseable {
         return account;
     }
 
+    /** The account's role allows only these APIs; any other answers 432 as DynamicRoleBasedAPIAccessChecker does. */
+    public void restrictApis(SimulatedAccount account, Set<String> apiNames) {
+        Set<String> lower = new HashSet<>();
+        apiNames.forEach(name -> lower.add(name.toLowerCase(Locale.ROOT)));
+        allowedApisByApiKey.put(account.apiKey(), Set.copyOf(lower));
+    }
+
+    /** allow.user.expunge.recover.vm for a non-admin account (admins may always expunge). */
+    public void allowUserExpunge(SimulatedAccount account, boolean allowed) {
+        if (allowed) {
+            userExpungeAllowedByApiKey.add(account.apiKey());
+        } else {
+            userExpungeAllowedByApiKey.remove(account.apiKey());
+        }
+    }
+
+    /** What listCapabilities reports as cloudstackversion; null hides it (expose.cloudstack.version.api.list.capabilities=false). */
+    public void setCloudStackVersion(String version) {
+        this.cloudStackVersion = version;
+    }
+
     public SimulatedProject addProject(String name) {
         SimulatedProject project = new SimulatedProject(newId(), name, defaultAccount.domainId(), "PrjAcct-" + name + "-" + idSequence.get());
         projects.put(project.id(), project);
@@ -214,11 +259,30 @@ public final class CloudStackSimulator implements AutoCloseable {
         return vm;
     }
 
+    /** A node CKS provisioned; its map row records the cluster's version, as CloudStack does for the nodes it creates. */
     public synchronized SimulatedVm addClusterVm(SimulatedCluster cluster, String name, NodeRole role) {
         SimulatedVm vm = addVm(name, cluster.owner());
         vm.setCluster(cluster.id(), role);
+        SimulatedVersion version = versions.get(cluster.versionId());
+        vm.setNodeVersion(version == null ? null : version.semanticVersion());
         cluster.addToMap(vm.id(), role);
         return vm;
+    }
+
+    /** A worker added with addNodesToKubernetesCluster (4.21+): in the map and counted, flagged as external. */
+    public synchronized SimulatedVm addExternalNode(SimulatedCluster cluster, String name) {
+        SimulatedVm vm = addClusterVm(cluster, name, NodeRole.WORKER);
+        vm.setExternalNode(true);
+        return vm;
+    }
+
+    /** What CloudStack has recorded as the node's Kubernetes version (its own upgrade updates it; ours does not). */
+    public synchronized void setRecordedNodeVersion(String vmId, String version) {
+        vm(vmId).setNodeVersion(version);
+    }
+
+    public synchronized void setAutoscaling(String clusterId, boolean enabled, Long minSize, Long maxSize) {
+        cluster(clusterId).setAutoscaling(enabled, minSize, maxSize);
     }
 
     public synchronized void setVmState(String vmId, String state) {
@@ -232,7 +296,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     /** Destroys a VM behind CKS's back: the cluster's VM map keeps its entry, as on a real server. */
     public synchronized void destroyVm(String vmId, boolean expunge) {
         if (expunge) {
-            vms.remove(vmId);
+            expunge(vmId);
         } else {
             vm(vmId).setState("Destroyed");
         }
@@ -270,6 +334,11 @@ public final class CloudStackSimulator implements AutoCloseable {
             throw new IllegalArgumentException("no simulated cluster " + clusterId);
         }
         return cluster;
+    }
+
+    /** The simulator's async jobs as listAsyncJobs would show them to an admin, oldest first. */
+    public synchronized List<String> jobCommands() {
+        return jobs.values().stream().sorted(Comparator.comparing(job -> job.started)).map(job -> job.command).toList();
     }
 
     public synchronized List<SimulatedVm> clusterVms(String clusterId) {
@@ -336,23 +405,44 @@ public final class CloudStackSimulator implements AutoCloseable {
             if (fault instanceof Fault.SlowAnswer slow) {
                 sleepQuietly(slow.delay().toMillis());
             } else if (fault instanceof Fault.ApiErrorAnswer error) {
-                send(exchange, error.status(), errorBody(command, error.status(), error.csErrorCode(), error.errorText()));
+                send(exchange, error.status(), errorBody(responseName(command), error.status(), error.csErrorCode(), error.errorText()));
                 return;
             } else if (fault instanceof Fault.ProxyErrorAnswer proxy) {
                 send(exchange, proxy.status(), proxy.body());
                 return;
             }
-            if (caller.isEmpty()) {
-                send(exchange, 401, errorBody(command, 401, 9999,
-                        "unable to verify user credentials and/or request signature"));
-                return;
-            }
-            Answer answer;
-            synchronized (this) {
-                answer = dispatch(command, lower, caller.get());
+            Answer answer = answer(command, lower, caller);
+            if (fault instanceof Fault.AnswerLost) {
+                return; // the server acted; the answer never reaches the client
             }
             send(exchange, answer.status, answer.body);
         }
+    }
+
+    /**
+     * ApiServer.verifyRequest's order: an unknown key or a bad signature is 401 (no cserrorcode, the
+     * ApiServlet's text); a command the key's role does not allow is 432 from the API checker, named
+     * "errorresponse" as every UNSUPPORTED_ACTION_ERROR is.
+     */
+    private Answer answer(String command, Map<String, String> params, Optional<SimulatedAccount> caller) {
+        SimulatedAccount account = accountsByApiKey.get(params.getOrDefault("apikey", ""));
+        if (account != null && !mayCall(account, command)) {
+            return new Answer(432, errorBody("errorresponse", 432, 9999, "The API [" + command
+                    + "] does not exist or is not available for the account Account [{\"accountName\":\"" + account.name() + "\"}]."));
+        }
+        if (caller.isEmpty()) {
+            return new Answer(401, errorBody(responseName(command), 401, null, "unable to verify user credentials and/or request signature"));
+        }
+        synchronized (this) {
+            runDueJobs();
+            return dispatch(command, params, caller.get());
+        }
+    }
+
+    private boolean mayCall(SimulatedAccount account, String command) {
+        Set<String> allowed = allowedApisByApiKey.get(account.apiKey());
+        String lower = command.toLowerCase(Locale.ROOT);
+        return IMPLEMENTED.contains(lower) && (allowed == null || allowed.contains(lower));
     }
 
     private record Answer(int status, String body) {
@@ -433,7 +523,74 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
     }
 
+    // ---- Errors ------------------------------------------------------------------------------
+
+    /** BaseCmd.USER_ERROR_MESSAGE: what a non-root caller sees instead of an unexpected exception's text. */
+    static final String USER_ERROR_MESSAGE = "Internal error executing command, please contact your system administrator";
+
+    /**
+     * A synchronous error answer, serialized like ApiServer.getSerializedApiError; the cserrorcode is
+     * CSExceptionErrorCode's for the exception behind it (4350 InvalidParameterValue, 4365
+     * PermissionDenied, 9999 a bare ServerApiException).
+     */
+    private static final class ErrorAnswer extends RuntimeException {
+        final int code;
+        final Integer csErrorCode;
+
+        ErrorAnswer(int code, Integer csErrorCode, String text) {
+            super(text);
+            this.code = code;
+            this.csErrorCode = csErrorCode;
+        }
+    }
+
+    private static ErrorAnswer paramError(String text) {
+        return new ErrorAnswer(431, 4350, text);
+    }
+
+    /** ParamProcessWorker.translateUuidToInternalId's refusal of an id that names nothing, wrapped by processParameters. */
+    private static ErrorAnswer unknownId(String command, String param, String value) {
+        return new ErrorAnswer(431, 9999, "Unable to execute API command " + command.toLowerCase(Locale.ROOT)
+                + " due to invalid value. Invalid parameter " + param + " value=" + value
+                + " due to incorrect long value format, or entity does not exist or due to incorrect parameter annotation for the field in api cmd class.");
+    }
+
+    private static ErrorAnswer internalError(String text) {
+        return new ErrorAnswer(530, 9999, text);
+    }
+
+    /**
+     * A refusal raised while the async job runs: ApiAsyncJobDispatcher.runJob records an
+     * InvalidParameterValueException as errorcode 431, a ServerApiException with its own code, and
+     * anything else (PermissionDenied, CloudRuntime) as 530 with the exception's message.
+     */
+    private static final class JobRefusal extends RuntimeException {
+        final int code;
+
+        JobRefusal(int code, String text) {
+            super(text);
+            this.code = code;
+        }
+    }
+
+    private static JobRefusal jobParamError(String text) {
+        return new JobRefusal(431, text);
+    }
+
+    private static JobRefusal jobInternalError(String text) {
+        return new JobRefusal(530, text);
+    }
+
+    private static String responseName(String command) {
+        return command == null || command.isEmpty() ? "errorresponse" : command.toLowerCase(Locale.ROOT) + "response";
+    }
+
     // ---- Commands --------------------------------------------------------------------------
+
+    private static final Set<String> IMPLEMENTED = Set.of("listkubernetesclusters", "listvirtualmachines",
+            "listkubernetessupportedversions", "listcapabilities", "listasyncjobs", "queryasyncjobresult",
+            "scalekubernetescluster", "removenodesfromkubernetescluster", "removevirtualmachinesfromkubernetescluster",
+            "destroyvirtualmachine", "attachiso", "detachiso");
 
     private Answer dispatch(String command, Map<String, String> params, SimulatedAccount caller) {
         try {
@@ -441,55 +598,181 @@ public final class CloudStackSimulator implements AutoCloseable {
                 case "listkubernetesclusters" -> listKubernetesClusters(params, caller);
                 case "listvirtualmachines" -> listVirtualMachines(params, caller);
                 case "listkubernetessupportedversions" -> listSupportedVersions(params);
+                case "listcapabilities" -> listCapabilities(caller);
+                case "listasyncjobs" -> listAsyncJobs(params, caller);
+                case "queryasyncjobresult" -> queryAsyncJobResult(params, caller);
                 case "scalekubernetescluster" -> scaleKubernetesCluster(params, caller);
-                case "destroyvirtualmachine" -> destroyVirtualMachine(params, caller);
+                case "removenodesfromkubernetescluster" -> removeNodesFromCluster(params, caller);
                 case "removevirtualmachinesfromkubernetescluster" -> removeVmsFromCluster(params, caller);
+                case "destroyvirtualmachine" -> destroyVirtualMachine(params, caller);
                 case "attachiso" -> attachIso(params, caller);
                 case "detachiso" -> detachIso(params, caller);
-                case "queryasyncjobresult" -> queryAsyncJobResult(params);
-                default -> new Answer(432, errorBodyNamed("errorresponse", 432, 9999,
-                        "The given command does not exist or it is not available for the user"));
+                default -> throw new IllegalStateException("not implemented: " + command);
             };
-        } catch (InvalidParameter e) {
-            return new Answer(431, errorBody(command, 431, 4350, e.getMessage()));
+        } catch (ErrorAnswer e) {
+            String name = e.code == 432 ? "errorresponse" : responseName(command);
+            return new Answer(e.code, errorBody(name, e.code, e.csErrorCode, e.getMessage()));
         }
     }
 
-    private static final class InvalidParameter extends RuntimeException {
-        InvalidParameter(String message) {
-            super(message);
-        }
-    }
+    // ---- Reads -------------------------------------------------------------------------------
 
+    /** KubernetesClusterManagerImpl.listKubernetesClusters: filters id, name, keyword, state, clustertype; ACL scoping. */
     private Answer listKubernetesClusters(Map<String, String> params, SimulatedAccount caller) {
+        String command = "listKubernetesClusters";
+        String id = params.get("id");
+        if (id != null && !clusters.containsKey(id)) {
+            throw unknownId(command, "id", id);
+        }
+        String keyword = params.get("keyword");
         Stream<SimulatedCluster> matching = clusters.values().stream()
                 .filter(cluster -> visible(cluster.owner(), params, caller))
-                .filter(cluster -> !params.containsKey("id") || cluster.id().equals(params.get("id")))
+                .filter(cluster -> id == null || cluster.id().equals(id))
                 .filter(cluster -> !params.containsKey("name") || cluster.name().equals(params.get("name")))
+                .filter(cluster -> keyword == null || cluster.name().contains(keyword))
+                .filter(cluster -> !params.containsKey("state") || cluster.state().equalsIgnoreCase(params.get("state")))
                 .filter(cluster -> !params.containsKey("clustertype") || cluster.clusterType().equalsIgnoreCase(params.get("clustertype")));
-        return listAnswer("listKubernetesClusters", "kubernetescluster", matching.map(this::clusterJson).toList(), params);
+        return listAnswer(command, "kubernetescluster", matching.map(cluster -> clusterJson(cluster, caller)).toList(), params);
     }
 
+    /** ListVMsCmd + UserVmJoinDaoImpl.newUserVmResponse: details decide what each VM carries; name is a substring match. */
     private Answer listVirtualMachines(Map<String, String> params, SimulatedAccount caller) {
+        String command = "listVirtualMachines";
+        Set<String> details = details(params.get("details"));
+        String id = params.get("id");
+        if (id != null && !vms.containsKey(id) && !expungedVmIds.contains(id)) {
+            throw unknownId(command, "id", id);
+        }
         String keyword = params.get("keyword");
         Stream<SimulatedVm> matching = vms.values().stream()
                 .filter(vm -> visible(vm.owner(), params, caller))
-                .filter(vm -> !params.containsKey("id") || vm.id().equals(params.get("id")))
-                .filter(vm -> !params.containsKey("name") || vm.name().equals(params.get("name")))
+                .filter(vm -> id == null || vm.id().equals(id))
+                .filter(vm -> !params.containsKey("name") || vm.name().contains(params.get("name")))
                 .filter(vm -> !params.containsKey("state") || vm.state().equalsIgnoreCase(params.get("state")))
                 .filter(vm -> keyword == null || vm.name().contains(keyword));
-        return listAnswer("listVirtualMachines", "virtualmachine", matching.map(this::vmJson).toList(), params);
+        return listAnswer(command, "virtualmachine", matching.map(vm -> vmJson(vm, details, caller)).toList(), params);
+    }
+
+    private static final List<String> VM_DETAILS = List.of("all", "group", "nics", "stats", "secgrp", "tmpl", "servoff", "diskoff",
+            "backoff", "iso", "volume", "min", "affgrp");
+
+    /** ListVMsCmd.getDetails: none given means all of them. */
+    private static Set<String> details(String param) {
+        if (param == null || param.isBlank()) {
+            return Set.of("all");
+        }
+        Set<String> details = new HashSet<>();
+        for (String detail : param.split(",")) {
+            if (!VM_DETAILS.contains(detail.trim())) {
+                throw paramError("The details parameter contains a non permitted value. The allowed values are " + VM_DETAILS);
+            }
+            details.add(detail.trim());
+        }
+        return details;
     }
 
     private Answer listSupportedVersions(Map<String, String> params) {
-        Stream<SimulatedVersion> matching = versions.values().stream()
-                .filter(version -> !params.containsKey("id") || version.id().equals(params.get("id")));
-        return listAnswer("listKubernetesSupportedVersions", "kubernetessupportedversion",
-                matching.map(this::versionJson).toList(), params);
+        String id = params.get("id");
+        if (id != null && !versions.containsKey(id)) {
+            throw unknownId("listKubernetesSupportedVersions", "id", id);
+        }
+        Stream<SimulatedVersion> matching = versions.values().stream().filter(version -> id == null || version.id().equals(id));
+        return listAnswer("listKubernetesSupportedVersions", "kubernetessupportedversion", matching.map(this::versionJson).toList(), params);
+    }
+
+    /** ManagementServerImpl.listCapabilities: allowuserexpungerecovervm is the account's setting or'ed with being an admin. */
+    private Answer listCapabilities(SimulatedAccount caller) {
+        ObjectNode capability = json.createObjectNode();
+        if (cloudStackVersion != null) {
+            capability.put("cloudstackversion", cloudStackVersion);
+        }
+        capability.put("allowuserexpungerecovervm", caller.admin() || userExpungeAllowedByApiKey.contains(caller.apiKey()));
+        capability.put("kubernetesserviceenabled", true);
+        ObjectNode inner = json.createObjectNode();
+        inner.set("capability", capability);
+        return ok("listCapabilities", inner);
     }
 
     /**
-     * CloudStack's scoping: a project id shows that project's resources; account+domainid shows
+     * ListAsyncJobsCmd: the caller's jobs (an admin with listall sees all); startdate is a day
+     * (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd; the simulator's zone is UTC).
+     */
+    private Answer listAsyncJobs(Map<String, String> params, SimulatedAccount caller) {
+        Instant since = Instant.EPOCH;
+        if (params.containsKey("startdate")) {
+            try {
+                since = LocalDate.parse(params.get("startdate").substring(0, Math.min(10, params.get("startdate").length())))
+                        .atStartOfDay(ZoneOffset.UTC).toInstant();
+            } catch (DateTimeParseException e) {
+                throw paramError("Unable to parse date " + params.get("startdate") + " for command listasyncjobs, please pass dates in the format mentioned in the api documentation");
+            }
+        }
+        boolean all = caller.admin() && "true".equalsIgnoreCase(params.get("listall"));
+        Instant from = since;
+        List<ObjectNode> matching = jobs.values().stream()
+                .filter(job -> all || job.owner.apiKey().equals(caller.apiKey()))
+                .filter(job -> !job.started.isBefore(from))
+                .sorted(Comparator.comparing(job -> job.started))
+                .map(this::jobJson).toList();
+        return listAnswer("listAsyncJobs", "asyncjobs", matching, params);
+    }
+
+    /** QueryAsyncJobResultCmd: a job id that names no job is an unknown id like any other UUID parameter. */
+    private Answer queryAsyncJobResult(Map<String, String> params, SimulatedAccount caller) {
+        SimulatedJob job = jobs.get(params.getOrDefault("jobid", ""));
+        if (job == null) {
+            throw unknownId("queryAsyncJobResult", "jobid", params.get("jobid"));
+        }
+        if (job.status == 0) {
+            job.polls++;
+            if (job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()) {
+                finish(job);
+            } else if (job.outcome instanceof JobOutcome.FailsAfterPolls fails && job.polls >= fails.polls()) {
+                job.onFailure.run();
+                failJob(job, fails.errorCode(), fails.errorText());
+                job.completed = clock.instant();
+            }
+        }
+        return ok("queryAsyncJobResult", jobJson(job));
+    }
+
+    /**
+     * Jobs planned by time run when their time has come, whether or not anybody polls them, as
+     * CloudStack's job executor does: what a write that lost its answer did is visible to any read.
+     */
+    private void runDueJobs() {
+        for (SimulatedJob job : jobs.values()) {
+            if (job.status == 0 && job.outcome instanceof JobOutcome.SucceedsAfter after
+                    && !clock.instant().isBefore(job.started.plus(after.duration()))) {
+                finish(job);
+            }
+        }
+    }
+
+    private void finish(SimulatedJob job) {
+        try {
+            job.effect.run();
+            job.status = 1;
+            job.jobResult = job.result.get();
+        } catch (JobRefusal refusal) {
+            job.onFailure.run();
+            failJob(job, refusal.code, refusal.getMessage());
+        }
+        job.completed = clock.instant();
+    }
+
+    private void failJob(SimulatedJob job, int code, String text) {
+        job.status = 2;
+        ObjectNode error = json.createObjectNode();
+        error.put("errorcode", code);
+        if (text != null) {
+            error.put("errortext", text);
+        }
+        job.jobResult = error;
+    }
+
+    /**
+     * CloudStack's visibility: a project id shows that project's resources; account+domainid shows
      * that account's (admins only, for others it must be their own); otherwise the caller's own,
      * or with listall=true every account an admin can see. Project resources only show with projectid.
      */
@@ -504,7 +787,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         String account = params.get("account");
         if (account != null) {
             if (!caller.admin() && !account.equals(caller.name())) {
-                throw new InvalidParameter("Account " + caller.name() + " can't access account " + account);
+                throw new ErrorAnswer(531, 4365, "Account " + caller.name() + " can't access account " + account);
             }
             return account.equals(owner.account()) && params.getOrDefault("domainid", "").equals(owner.domainId());
         }
@@ -532,180 +815,372 @@ public final class CloudStackSimulator implements AutoCloseable {
         return ok(command, inner);
     }
 
+    // ---- Cluster writes ----------------------------------------------------------------------
+
+    /**
+     * scaleKubernetesCluster with nodeids, as KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters
+     * and KubernetesClusterScaleWorker do it, all inside the job (ScaleKubernetesClusterCmd.execute turns
+     * every CloudRuntimeException into 530). Only unknown ids are refused up front.
+     */
     private Answer scaleKubernetesCluster(Map<String, String> params, SimulatedAccount caller) {
-        SimulatedCluster cluster = ownedCluster(params.get("id"), caller);
-        if (!"Running".equals(cluster.state())) {
-            throw new InvalidParameter("Kubernetes cluster : " + cluster.name() + " is in " + cluster.state()
-                    + " state, scaling is only possible for Running clusters");
-        }
-        List<String> nodeIds = splitIds(params.get("nodeids"));
-        if (nodeIds.isEmpty() && !params.containsKey("size")) {
-            throw new InvalidParameter("Either size or nodeids must be given");
-        }
-        for (String nodeId : nodeIds) {
-            SimulatedVm vm = vms.get(nodeId);
-            if (!cluster.vmIds().contains(nodeId) || vm == null) {
-                throw new InvalidParameter("VM " + nodeId + " is not part of Kubernetes cluster " + cluster.name());
-            }
-            if (vm.role() != NodeRole.WORKER) {
-                throw new InvalidParameter("VM " + nodeId + " is not a worker node and cannot be removed by scaling");
-            }
-        }
-        cluster.setState("Scaling");
-        Runnable effect = () -> {
-            for (String nodeId : nodeIds) {
-                cluster.removeFromMap(nodeId);
-                vms.remove(nodeId);
-            }
-            if (!nodeIds.isEmpty()) {
-                cluster.setSize(cluster.size() - nodeIds.size());
+        String command = "scaleKubernetesCluster";
+        SimulatedCluster cluster = knownCluster(command, params.get("id"));
+        List<String> nodeIds = knownVmIds(command, "nodeids", params.get("nodeids"));
+        return startJob(command, caller, null, null, () -> {
+            if (!nodeIds.isEmpty() || params.containsKey("size")) {
+                checkMayOperate(cluster.owner(), caller);
             } else {
-                cluster.setSize(Long.parseLong(params.get("size")));
+                throw jobInternalError("Kubernetes cluster " + cluster.name() + " cannot be scaled, either service offering or cluster size or nodeids to be removed or autoscaling must be passed");
             }
-            cluster.setState("Running");
-        };
-        return startJob("scaleKubernetesCluster", effect, () -> wrap("kubernetescluster", clusterJson(cluster)),
-                () -> cluster.setState("Alert"), cluster.id());
-    }
-
-    private Answer destroyVirtualMachine(Map<String, String> params, SimulatedAccount caller) {
-        SimulatedVm vm = ownedVm(params.get("id"), caller);
-        boolean expunge = "true".equalsIgnoreCase(params.get("expunge"));
-        Runnable effect = () -> {
-            vm.setState(expunge ? "Expunging" : "Destroyed");
-            if (expunge) {
-                vms.remove(vm.id());
+            if (!"CloudManaged".equalsIgnoreCase(cluster.clusterType())) {
+                throw jobInternalError("Scale kubernetes cluster is not supported for an externally managed cluster (" + cluster.name() + ")");
             }
-        };
-        return startJob("destroyVirtualMachine", effect, () -> wrap("virtualmachine", vmJson(vm)), () -> { }, vm.id());
-    }
-
-    private Answer removeVmsFromCluster(Map<String, String> params, SimulatedAccount caller) {
-        SimulatedCluster cluster = ownedCluster(params.get("id"), caller);
-        if (!"ExternalManaged".equalsIgnoreCase(cluster.clusterType())) {
-            throw new InvalidParameter("VMs can only be removed from ExternalManaged Kubernetes clusters; "
-                    + cluster.name() + " is " + cluster.clusterType());
-        }
-        ArrayNode results = json.createArrayNode();
-        for (String vmId : splitIds(params.get("virtualmachineids"))) {
-            if (!cluster.removeFromMap(vmId)) {
-                continue;
+            if (!versions.containsKey(cluster.versionId())) {
+                throw jobInternalError("Invalid Kubernetes version associated with Kubernetes cluster : " + cluster.name());
             }
-            SimulatedVm vm = vms.get(vmId);
-            if (vm != null) {
-                if (vm.role() == NodeRole.WORKER) {
-                    cluster.setSize(cluster.size() - 1);
+            if (!List.of("Created", "Running", "Stopped").contains(cluster.state())) {
+                throw jobInternalError("Kubernetes cluster " + cluster.name() + " is in " + cluster.state() + " state and can not be scaled");
+            }
+            List<SimulatedVm> targets = new ArrayList<>();
+            if (!nodeIds.isEmpty()) {
+                for (String nodeId : nodeIds) {
+                    if (!cluster.vmIds().contains(nodeId)) {
+                        throw jobInternalError("Invalid node ids");
+                    }
                 }
-                vm.setCluster(null, NodeRole.NONE);
+                long controls = nodeIds.stream().map(vms::get).filter(vm -> vm != null && vm.role() == NodeRole.CONTROL).count();
+                if (controls >= cluster.controlNodes()) {
+                    throw jobInternalError("Can not remove all control nodes from a cluster");
+                }
+                if (nodeIds.size() - controls >= cluster.size()) {
+                    throw jobInternalError("Can not remove all nodes from a cluster");
+                }
+                if (cluster.vmIds().size() < cluster.totalNodeCount()) {
+                    throw jobInternalError("Scaling failed for Kubernetes cluster : " + cluster.name()
+                            + ", it is in unstable state as not enough existing VM instances found");
+                }
+                // External nodes are skipped, yet counted in the new size (clusterSize = nodeCount - nodeIds.size()).
+                cluster.vmIds().stream().filter(nodeIds::contains).map(vms::get)
+                        .filter(vm -> vm == null || !vm.externalNode()).forEach(targets::add);
+                java.util.Collections.reverse(targets);
             }
+            String before = cluster.state();
+            cluster.setState("Scaling");
+            return new JobWork(() -> {
+                if (!nodeIds.isEmpty()) {
+                    for (SimulatedVm vm : targets) {
+                        if ("Created".equals(before)) {
+                            break; // a Created cluster only gets its record changed
+                        }
+                        if (vm == null || vm.role() == NodeRole.ETCD) {
+                            // removeKubernetesClusterNode drains through kubectl: an etcd VM (no Node) cannot be
+                            // drained, an expunged one not even named; the job fails part-way with the cluster in Alert.
+                            throw jobInternalError("Scaling failed for Kubernetes cluster " + cluster.name()
+                                    + ", failed to remove Kubernetes node: " + (vm == null ? "null" : vm.name()) + " running on VM : "
+                                    + (vm == null ? "null" : vm.name()));
+                        }
+                        cluster.removeFromMap(vm.id());
+                        expunge(vm.id());
+                    }
+                    cluster.setSize(cluster.size() - nodeIds.size());
+                } else {
+                    cluster.setSize(Long.parseLong(params.get("size")));
+                }
+                cluster.setState("Running");
+            }, () -> wrap("kubernetescluster", clusterJson(cluster, caller)), () -> cluster.setState("Alert"));
+        });
+    }
+
+    /**
+     * removeNodesFromKubernetesCluster (4.21+): KubernetesClusterManagerImpl.validateNodes drops ids
+     * without a VM, KubernetesClusterRemoveWorker drains and resets each node and drops it from the
+     * map; the VM itself stays. Not limited to ExternalManaged clusters, nor to external nodes.
+     */
+    private Answer removeNodesFromCluster(Map<String, String> params, SimulatedAccount caller) {
+        String command = "removeNodesFromKubernetesCluster";
+        SimulatedCluster cluster = knownCluster(command, params.get("id"));
+        List<String> nodeIds = knownVmIds(command, "nodeids", params.get("nodeids"));
+        return startJob(command, caller, null, null, () -> {
+            List<SimulatedVm> valid = nodeIds.stream().map(vms::get).filter(vm -> vm != null).toList();
+            if (valid.isEmpty()) {
+                throw jobInternalError("No valid nodes found to be removed from the Kubernetes cluster");
+            }
+            cluster.setState("RemovingNodes");
+            return new JobWork(() -> {
+                for (SimulatedVm vm : valid) {
+                    if (cluster.removeFromMap(vm.id())) {
+                        vm.setCluster(null, NodeRole.NONE);
+                        vm.setExternalNode(false);
+                    }
+                }
+                cluster.setSize(cluster.size() - valid.size());
+                cluster.setState("Running");
+            }, () -> wrap("kubernetescluster", clusterJson(cluster, caller)), () -> cluster.setState("Alert"));
+        });
+    }
+
+    /**
+     * removeVirtualMachinesFromKubernetesCluster: a synchronous list command (4.19+). Per VM a
+     * SuccessResponse; a VM not in the map is success=false with a reason, never an error. (CloudStack
+     * fails the whole call with an internal error when a mapped VM is already expunged; the simulator
+     * does not yet, see "Known differences" in docs/cloudstack-simulator.md.)
+     */
+    private Answer removeVmsFromCluster(Map<String, String> params, SimulatedAccount caller) {
+        String command = "removeVirtualMachinesFromKubernetesCluster";
+        SimulatedCluster cluster = knownCluster(command, params.get("id"));
+        List<String> vmIds = knownVmIds(command, "virtualmachineids", params.get("virtualmachineids"));
+        if (!"ExternalManaged".equalsIgnoreCase(cluster.clusterType())) {
+            throw internalError("VM cannot be removed from a CloudStack Managed Kubernetes cluster");
+        }
+        checkMayOperateSync(cluster.owner(), caller);
+        List<String> mapped = vmIds.stream().filter(cluster.vmIds()::contains).toList();
+        String itemName = responseName(command);
+        ArrayNode results = json.createArrayNode();
+        for (String vmId : mapped) {
+            cluster.removeFromMap(vmId);
+            findVm(vmId).ifPresent(vm -> vm.setCluster(null, NodeRole.NONE));
             ObjectNode entry = results.addObject();
             entry.put("id", vmId);
             entry.put("success", true);
         }
-        if (results.isEmpty()) {
-            // RemoveVirtualMachinesFromKubernetesClusterCmd answers INTERNAL_ERROR when nothing matched.
-            return new Answer(530, errorBody("removeVirtualMachinesFromKubernetesCluster", 530, 9999,
-                    "Provided VMs are not part of the CKS cluster"));
+        for (String vmId : vmIds) {
+            if (mapped.contains(vmId)) {
+                continue;
+            }
+            ObjectNode entry = results.addObject();
+            entry.put("id", vmId);
+            entry.put("success", false);
+            entry.put("displaytext", expungedVmIds.contains(vmId) ? "VM is already removed" : "VM is not part of the cluster");
         }
+        if (results.isEmpty()) {
+            throw internalError("Provided VMs are not part of the CKS cluster");
+        }
+        // updateNodeCount: control nodes are the map's control rows, size the rest.
+        long controls = cluster.vmIds().stream().map(vms::get).filter(vm -> vm != null && vm.role() == NodeRole.CONTROL).count();
+        cluster.setControlNodes(controls);
+        cluster.setSize(cluster.vmIds().size() - controls);
         ObjectNode inner = json.createObjectNode();
         inner.put("count", results.size());
-        // The array's key is not confirmed from a recorded answer; the client accepts any array.
-        inner.set("virtualmachine", results);
-        return ok("removeVirtualMachinesFromKubernetesCluster", inner);
-    }
-
-    private Answer attachIso(Map<String, String> params, SimulatedAccount caller) {
-        SimulatedVm vm = ownedVm(params.get("virtualmachineid"), caller);
-        String isoId = params.get("id");
-        boolean known = versions.values().stream().anyMatch(version -> version.isoId().equals(isoId));
-        if (!known) {
-            throw new InvalidParameter("Unable to find ISO with id " + isoId);
-        }
-        if (vm.isoId() != null) {
-            throw new InvalidParameter("An ISO is already attached to VM " + vm.name());
-        }
-        return startJob("attachIso", () -> vm.setIsoId(isoId), () -> wrap("virtualmachine", vmJson(vm)), () -> { }, vm.id());
-    }
-
-    private Answer detachIso(Map<String, String> params, SimulatedAccount caller) {
-        SimulatedVm vm = ownedVm(params.get("virtualmachineid"), caller);
-        if (vm.isoId() == null) {
-            throw new InvalidParameter("No ISO is attached to VM " + vm.name());
-        }
-        return startJob("detachIso", () -> vm.setIsoId(null), () -> wrap("virtualmachine", vmJson(vm)), () -> { }, vm.id());
-    }
-
-    private Answer startJob(String command, Runnable effect, Supplier<ObjectNode> result, Runnable onFailure,
-            String resourceId) {
-        Queue<JobOutcome> planned = plannedJobs.get(command.toLowerCase(Locale.ROOT));
-        JobOutcome outcome = planned == null ? null : planned.poll();
-        if (outcome == null) {
-            outcome = defaultJobOutcome;
-        }
-        SimulatedJob job = new SimulatedJob(newId(), command, outcome, effect, result, onFailure, clock.instant());
-        jobs.put(job.id, job);
-        ObjectNode inner = json.createObjectNode();
-        inner.put("jobid", job.id);
-        inner.put("id", resourceId);
+        inner.set(itemName, results);
         return ok(command, inner);
     }
 
-    private Answer queryAsyncJobResult(Map<String, String> params) {
-        SimulatedJob job = jobs.get(params.getOrDefault("jobid", ""));
-        if (job == null) {
-            throw new InvalidParameter("Unable to find job by id " + params.get("jobid"));
+    // ---- VM writes -----------------------------------------------------------------------------
+
+    /**
+     * destroyVirtualMachine: DestroyVMCmd's @ACL check is synchronous; in the job,
+     * KubernetesServiceHelperImpl.checkVmCanBeDestroyed refuses a CKS node of a CloudManaged cluster,
+     * expunge needs an admin or allow.user.expunge.recover.vm, UserVmManagerImpl.destroyVm refuses an
+     * expunged VM and accepts an already destroyed one.
+     */
+    private Answer destroyVirtualMachine(Map<String, String> params, SimulatedAccount caller) {
+        String command = "destroyVirtualMachine";
+        String vmId = knownVmId(command, "id", params.get("id"));
+        SimulatedVm existing = vms.get(vmId);
+        if (existing != null) {
+            checkMayOperateSync(existing.owner(), caller);
         }
-        if (job.status == 0) {
-            job.polls++;
-            boolean succeedsNow = job.outcome instanceof JobOutcome.SucceedsAfterPolls succeeds && job.polls >= succeeds.polls()
-                    || job.outcome instanceof JobOutcome.SucceedsAfter after
-                            && !clock.instant().isBefore(job.started.plus(after.duration()));
-            if (succeedsNow) {
-                job.effect.run();
-                job.status = 1;
-                job.jobResult = job.result.get();
-            } else if (job.outcome instanceof JobOutcome.FailsAfterPolls fails && job.polls >= fails.polls()) {
-                job.onFailure.run();
-                job.status = 2;
-                ObjectNode error = json.createObjectNode();
-                error.put("errorcode", fails.errorCode());
-                error.put("errortext", fails.errorText());
-                job.jobResult = error;
+        boolean expunge = "true".equalsIgnoreCase(params.get("expunge"));
+        return startJob(command, caller, "VirtualMachine", vmId, () -> {
+            SimulatedVm vm = vms.get(vmId);
+            if (vm == null) {
+                throw jobParamError("Unable to find a virtual machine with specified vmId");
             }
-        }
-        ObjectNode inner = json.createObjectNode();
-        inner.put("accountid", defaultAccount.name());
-        inner.put("cmd", "org.apache.cloudstack.api.command.user." + job.command + "Cmd");
-        inner.put("jobid", job.id);
-        inner.put("jobstatus", job.status);
-        inner.put("jobprocstatus", 0);
-        inner.put("jobresultcode", job.status == 2 ? job.jobResult.get("errorcode").asInt() : 0);
-        if (job.status != 0) {
-            inner.put("jobresulttype", "object");
-            inner.set("jobresult", job.jobResult);
-        }
-        inner.put("created", CLOUDSTACK_TIME.format(clock.instant().atOffset(ZoneOffset.UTC)));
-        return ok("queryAsyncJobResult", inner);
+            if (vm.clusterId() != null && "CloudManaged".equalsIgnoreCase(cluster(vm.clusterId()).clusterType())) {
+                throw jobInternalError("Instance is a part of a Kubernetes cluster: " + cluster(vm.clusterId()).name()
+                        + ". Use Instance delete option from Kubernetes cluster details or scale API for Kubernetes clusters with 'nodeids' to destroy the instance.");
+            }
+            if (expunge && !caller.admin() && !userExpungeAllowedByApiKey.contains(caller.apiKey())) {
+                throw jobInternalError("Parameter expunge can be passed by Admin only. Or when the allow.user.expunge.recover.vm key is set.");
+            }
+            return new JobWork(() -> {
+                vm.setState(expunge ? "Expunging" : "Destroyed");
+                if (expunge) {
+                    expunge(vm.id());
+                }
+            }, () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
+        });
     }
 
-    private SimulatedCluster ownedCluster(String id, SimulatedAccount caller) {
+    /**
+     * attachIso: AttachIsoCmd.getEntityOwnerId needs the VM (synchronous); TemplateManagerImpl.attachIso
+     * runs in the job, wants a Running or Stopped VM and does not mind an ISO already there (the CD-ROM
+     * is swapped). The finished job carries the VM with all details.
+     */
+    private Answer attachIso(Map<String, String> params, SimulatedAccount caller) {
+        String command = "attachIso";
+        String vmId = knownVmId(command, "virtualmachineid", params.get("virtualmachineid"));
+        String isoId = params.get("id");
+        if (versions.values().stream().noneMatch(version -> version.isoId().equals(isoId))) {
+            throw unknownId(command, "id", isoId);
+        }
+        SimulatedVm vm = vms.get(vmId);
+        if (vm == null) {
+            throw paramError("Unable to find virtual machine by ID " + vmId);
+        }
+        return startJob(command, caller, null, null, () -> {
+            checkMayOperate(vm.owner(), caller);
+            requireRunningOrStopped(vm);
+            return new JobWork(() -> vm.setIsoId(isoId), () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
+        });
+    }
+
+    /** detachIso: TemplateManagerImpl.detachIso refuses, in the job, a VM without an ISO (errorcode 431). */
+    private Answer detachIso(Map<String, String> params, SimulatedAccount caller) {
+        String command = "detachIso";
+        String vmId = knownVmId(command, "virtualmachineid", params.get("virtualmachineid"));
+        SimulatedVm vm = vms.get(vmId);
+        if (vm == null) {
+            throw paramError("Unable to find VM by ID " + vmId);
+        }
+        return startJob(command, caller, null, null, () -> {
+            checkMayOperate(vm.owner(), caller);
+            if (vm.isoId() == null) {
+                throw jobParamError(NO_ISO_ATTACHED);
+            }
+            requireRunningOrStopped(vm);
+            return new JobWork(() -> vm.setIsoId(null), () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
+        });
+    }
+
+    /** TemplateManagerImpl.detachIso's text for a VM without an ISO. */
+    public static final String NO_ISO_ATTACHED = "The specified VM has no ISO attached to it.";
+
+    private static void requireRunningOrStopped(SimulatedVm vm) {
+        if (!"Running".equals(vm.state()) && !"Stopped".equals(vm.state())) {
+            throw jobParamError("Please specify a VM that is either Stopped or Running.");
+        }
+    }
+
+    // ---- Jobs ----------------------------------------------------------------------------------
+
+    /** What a job does when it succeeds, what it answers, and what a planned failure leaves behind. */
+    private record JobWork(Runnable effect, Supplier<ObjectNode> result, Runnable onFailure) {
+    }
+
+    /** A check that runs as the job starts: throws a JobRefusal, or returns the work. */
+    private interface JobStart {
+        JobWork check();
+    }
+
+    /**
+     * Submits a job and answers its id at once. The command's own checks run as the job starts: a
+     * refusal fails the job (on its first poll) and changes nothing; otherwise the job ends as
+     * planned ({@link #planJob}) and only then takes effect.
+     */
+    private Answer startJob(String command, SimulatedAccount caller, String instanceType, String instanceId, JobStart start) {
+        JobWork work;
+        JobOutcome outcome;
+        try {
+            work = start.check();
+            Queue<JobOutcome> planned = plannedJobs.get(command.toLowerCase(Locale.ROOT));
+            JobOutcome next = planned == null ? null : planned.poll();
+            outcome = next == null ? defaultJobOutcome : next;
+        } catch (JobRefusal refusal) {
+            work = new JobWork(() -> { }, () -> null, () -> { });
+            outcome = new JobOutcome.FailsAfterPolls(1, refusal.code, refusal.getMessage());
+        }
+        SimulatedJob job = new SimulatedJob(newId(), command, caller, instanceType, instanceId, outcome, work.effect(), work.result(),
+                work.onFailure(), clock.instant());
+        jobs.put(job.id, job);
+        ObjectNode inner = json.createObjectNode();
+        inner.put("jobid", job.id);
+        return ok(command, inner);
+    }
+
+    /** The command class an async job records (root admins get the ResponseView.Full "ByAdmin" class where there is one). */
+    private static String commandClass(String command, boolean admin) {
+        return switch (command) {
+            case "scaleKubernetesCluster" -> "org.apache.cloudstack.api.command.user.kubernetes.cluster.ScaleKubernetesClusterCmd";
+            case "removeNodesFromKubernetesCluster" -> "org.apache.cloudstack.api.command.user.kubernetes.cluster.RemoveNodesFromKubernetesClusterCmd";
+            case "destroyVirtualMachine" -> admin ? "org.apache.cloudstack.api.command.admin.vm.DestroyVMCmdByAdmin"
+                    : "org.apache.cloudstack.api.command.user.vm.DestroyVMCmd";
+            case "attachIso" -> admin ? "org.apache.cloudstack.api.command.admin.iso.AttachIsoCmdByAdmin"
+                    : "org.apache.cloudstack.api.command.user.iso.AttachIsoCmd";
+            case "detachIso" -> admin ? "org.apache.cloudstack.api.command.admin.iso.DetachIsoCmdByAdmin"
+                    : "org.apache.cloudstack.api.command.user.iso.DetachIsoCmd";
+            default -> throw new IllegalArgumentException("no async command " + command);
+        };
+    }
+
+    /** AsyncJobJoinDaoImpl.newAsyncJobResponse. */
+    private ObjectNode jobJson(SimulatedJob job) {
+        ObjectNode node = json.createObjectNode();
+        node.put("accountid", accountId(job.owner));
+        node.put("account", job.owner.name());
+        node.put("domainid", job.owner.domainId());
+        node.put("cmd", commandClass(job.command, job.owner.admin()));
+        node.put("created", CLOUDSTACK_TIME.format(job.started.atOffset(ZoneOffset.UTC)));
+        if (job.completed != null) {
+            node.put("completed", CLOUDSTACK_TIME.format(job.completed.atOffset(ZoneOffset.UTC)));
+        }
+        node.put("jobid", job.id);
+        node.put("jobstatus", job.status);
+        node.put("jobprocstatus", 0);
+        if (job.instanceType != null) {
+            node.put("jobinstancetype", job.instanceType);
+            node.put("jobinstanceid", job.instanceId);
+        }
+        node.put("jobresultcode", job.status == 2 ? job.jobResult.get("errorcode").asInt() : 0);
+        if (job.status != 0 && job.jobResult != null) {
+            node.put("jobresulttype", "object");
+            node.set("jobresult", job.jobResult);
+        }
+        return node;
+    }
+
+    private final Map<String, String> accountIds = new ConcurrentHashMap<>();
+
+    private String accountId(SimulatedAccount account) {
+        return accountIds.computeIfAbsent(account.apiKey(), key -> newId());
+    }
+
+    // ---- Lookups and access -------------------------------------------------------------------
+
+    private SimulatedCluster knownCluster(String command, String id) {
         SimulatedCluster cluster = id == null ? null : clusters.get(id);
-        if (cluster == null || !mayTouch(cluster.owner(), caller)) {
-            throw new InvalidParameter("Invalid Kubernetes cluster ID " + id);
+        if (cluster == null) {
+            throw unknownId(command, "id", id);
         }
         return cluster;
     }
 
-    private SimulatedVm ownedVm(String id, SimulatedAccount caller) {
-        SimulatedVm vm = id == null ? null : vms.get(id);
-        if (vm == null || !mayTouch(vm.owner(), caller)) {
-            throw new InvalidParameter("Unable to find virtual machine with specified vmId " + id);
+    /** An id ParamProcessWorker can translate: any VM that exists or existed (expunged VMs included). */
+    private String knownVmId(String command, String param, String id) {
+        if (id == null || !vms.containsKey(id) && !expungedVmIds.contains(id)) {
+            throw unknownId(command, param, id);
         }
-        return vm;
+        return id;
+    }
+
+    private List<String> knownVmIds(String command, String param, String commaSeparated) {
+        List<String> ids = splitIds(commaSeparated);
+        ids.forEach(id -> knownVmId(command, param, id));
+        return ids;
+    }
+
+    /** AccountManager.checkAccess inside a job: a PermissionDeniedException, so errorcode 530. */
+    private static void checkMayOperate(Owner owner, SimulatedAccount caller) {
+        if (!mayTouch(owner, caller)) {
+            throw jobInternalError("Caller " + caller.name() + " does not have permission to operate with resources of account " + owner.account());
+        }
+    }
+
+    /** The same check made by ParamProcessWorker's @ACL or the command itself before the job: 531 ACCOUNT_ERROR. */
+    private static void checkMayOperateSync(Owner owner, SimulatedAccount caller) {
+        if (!mayTouch(owner, caller)) {
+            throw new ErrorAnswer(531, 4365, "Caller " + caller.name() + " does not have permission to operate with resources of account " + owner.account());
+        }
     }
 
     private static boolean mayTouch(Owner owner, SimulatedAccount caller) {
         return caller.admin() || caller.name().equals(owner.account()) || owner.projectId() != null;
+    }
+
+    private void expunge(String vmId) {
+        if (vms.remove(vmId) != null) {
+            expungedVmIds.add(vmId);
+        }
     }
 
     private static List<String> splitIds(String value) {
@@ -717,7 +1192,12 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     // ---- JSON shapes -------------------------------------------------------------------------
 
-    private ObjectNode vmJson(SimulatedVm vm) {
+    /**
+     * UserVmJoinDaoImpl.newUserVmResponse: the base fields always; ISO, template, offering and NICs
+     * only for their details; instance name and host only in the root admin's (Full) view.
+     */
+    private ObjectNode vmJson(SimulatedVm vm, Set<String> details, SimulatedAccount caller) {
+        boolean all = details.contains("all");
         ObjectNode node = json.createObjectNode();
         node.put("id", vm.id());
         node.put("name", vm.name());
@@ -728,51 +1208,91 @@ public final class CloudStackSimulator implements AutoCloseable {
         node.put("haenable", false);
         node.put("zoneid", ZONE_ID);
         node.put("zonename", ZONE_NAME);
-        if ("Running".equals(vm.state())) {
-            node.put("hostid", "host-" + vm.hostName());
-            node.put("hostname", vm.hostName());
+        if (caller.admin()) {
+            node.put("instancename", "i-2-" + Math.abs(vm.id().hashCode() % 10000) + "-VM");
+            if ("Running".equals(vm.state())) {
+                node.put("hostid", "host-" + vm.hostName());
+                node.put("hostname", vm.hostName());
+            }
         }
-        node.put("instancename", "i-2-" + Math.abs(vm.id().hashCode() % 10000) + "-VM");
-        node.put("hypervisor", "KVM");
-        if (vm.isoId() != null) {
+        if ((all || details.contains("tmpl"))) {
+            node.put("templateid", TEMPLATE_ID);
+            node.put("templatename", "SystemVM Template (KVM)");
+        }
+        if ((all || details.contains("iso")) && vm.isoId() != null) {
             node.put("isoid", vm.isoId());
             versions.values().stream().filter(version -> version.isoId().equals(vm.isoId())).findFirst()
-                    .ifPresent(version -> node.put("isoname", version.isoName()));
+                    .ifPresent(version -> node.put("isoname", version.isoName()).put("isodisplaytext", version.isoName()));
         }
-        node.putArray("nic");
+        if (all || details.contains("servoff")) {
+            node.put("serviceofferingid", SERVICE_OFFERING_ID);
+            node.put("serviceofferingname", "CKS Instance");
+            node.put("cpunumber", 2);
+            node.put("memory", 2048);
+        }
+        node.put("hypervisor", "KVM");
+        if (all || details.contains("nics")) {
+            ArrayNode nics = node.putArray("nic");
+            ObjectNode nic = nics.addObject();
+            nic.put("id", vm.id() + "-nic");
+            nic.put("ipaddress", "10.1.1." + (Math.abs(vm.id().hashCode()) % 250 + 2));
+            nic.put("isdefault", true);
+        }
         node.putArray("tags");
         node.put("displayvm", true);
         return node;
     }
 
-    private ObjectNode clusterJson(SimulatedCluster cluster) {
+    /**
+     * KubernetesClusterManagerImpl.createKubernetesClusterResponse: the VM rows are built with NIC
+     * details only (so no ISO, template or offering), plus KubernetesUserVmResponse's isexternalnode,
+     * isetcdnode and kubernetesnodeversion; a mapped VM that is expunged has no row.
+     */
+    private ObjectNode clusterJson(SimulatedCluster cluster, SimulatedAccount caller) {
         ObjectNode node = json.createObjectNode();
         node.put("id", cluster.id());
         node.put("name", cluster.name());
         node.put("description", cluster.name());
         node.put("zoneid", ZONE_ID);
         node.put("zonename", ZONE_NAME);
+        node.put("masternodes", cluster.controlNodes());
+        node.put("controlnodes", cluster.controlNodes());
+        node.put("size", cluster.size());
         SimulatedVersion version = versions.get(cluster.versionId());
         if (version != null) {
             node.put("kubernetesversionid", version.id());
             node.put("kubernetesversionname", version.name());
         }
-        putOwner(node, cluster.owner());
-        node.put("masternodes", cluster.controlNodes());
-        node.put("controlnodes", cluster.controlNodes());
         if (cluster.etcdNodes() > 0) {
             node.put("etcdnodes", cluster.etcdNodes());
         }
-        node.put("size", cluster.size());
+        putOwner(node, cluster.owner());
         node.put("state", cluster.state());
-        node.put("clustertype", cluster.clusterType());
         node.put("cpunumber", "2");
         node.put("memory", "2048");
         node.put("endpoint", "https://10.0.0.1:6443/");
         ArrayNode members = node.putArray("virtualmachines");
-        // Entries whose VM was expunged behind CKS's back are dropped, as the server's join does.
-        cluster.vmIds().stream().map(vms::get).filter(vm -> vm != null).map(this::vmJson).forEach(members::add);
-        node.put("autoscalingenabled", false);
+        for (String vmId : cluster.vmIds()) {
+            SimulatedVm vm = vms.get(vmId);
+            if (vm == null) {
+                continue;
+            }
+            ObjectNode row = vmJson(vm, Set.of("nics"), caller);
+            row.put("isexternalnode", vm.externalNode());
+            row.put("isetcdnode", vm.role() == NodeRole.ETCD);
+            if (vm.nodeVersion() != null) {
+                row.put("kubernetesnodeversion", vm.nodeVersion());
+            }
+            members.add(row);
+        }
+        node.put("autoscalingenabled", cluster.autoscalingEnabled());
+        if (cluster.minSize() != null) {
+            node.put("minsize", cluster.minSize());
+        }
+        if (cluster.maxSize() != null) {
+            node.put("maxsize", cluster.maxSize());
+        }
+        node.put("clustertype", cluster.clusterType());
         node.put("created", CLOUDSTACK_TIME.format(cluster.created().atOffset(ZoneOffset.UTC)));
         return node;
     }
@@ -794,13 +1314,14 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     private void putOwner(ObjectNode node, Owner owner) {
-        node.put("account", owner.account());
         node.put("domainid", owner.domainId());
         node.put("domain", ROOT_DOMAIN_ID.equals(owner.domainId()) ? "ROOT" : "sub");
         if (owner.projectId() != null) {
             node.put("projectid", owner.projectId());
             SimulatedProject project = projects.get(owner.projectId());
             node.put("project", project == null ? owner.projectId() : project.name());
+        } else {
+            node.put("account", owner.account());
         }
     }
 
@@ -816,17 +1337,16 @@ public final class CloudStackSimulator implements AutoCloseable {
         return new Answer(200, root.toString());
     }
 
-    private String errorBody(String command, int errorCode, int csErrorCode, String errorText) {
-        String name = command == null || command.isEmpty() ? "errorresponse" : command.toLowerCase(Locale.ROOT) + "response";
-        return errorBodyNamed(name, errorCode, csErrorCode, errorText);
-    }
-
-    private String errorBodyNamed(String responseName, int errorCode, int csErrorCode, String errorText) {
+    private String errorBody(String responseName, int errorCode, Integer csErrorCode, String errorText) {
         ObjectNode inner = json.createObjectNode();
         inner.putArray("uuidList");
         inner.put("errorcode", errorCode);
-        inner.put("cserrorcode", csErrorCode);
-        inner.put("errortext", errorText);
+        if (csErrorCode != null) {
+            inner.put("cserrorcode", csErrorCode);
+        }
+        if (errorText != null) {
+            inner.put("errortext", errorText);
+        }
         ObjectNode root = json.createObjectNode();
         root.set(responseName, inner);
         return root.toString();

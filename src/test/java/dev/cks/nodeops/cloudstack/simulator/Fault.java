@@ -17,8 +17,12 @@ public sealed interface Fault {
     record SlowAnswer(Duration delay) implements Fault {
     }
 
-    /** The connection is closed without an answer after the request was read. */
+    /** The connection is closed without an answer after the request was read, before the server acts on it. */
     record DroppedConnection() implements Fault {
+    }
+
+    /** The server acts on the request (a write is done, its job started), then the answer is lost. */
+    record AnswerLost() implements Fault {
     }
 
     static Fault serverError() {
@@ -39,5 +43,9 @@ public sealed interface Fault {
 
     static Fault droppedConnection() {
         return new DroppedConnection();
+    }
+
+    static Fault answerLost() {
+        return new AnswerLost();
     }
 }

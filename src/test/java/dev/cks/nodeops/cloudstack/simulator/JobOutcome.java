@@ -11,7 +11,7 @@ public sealed interface JobOutcome {
     record FailsAfterPolls(int polls, int errorCode, String errorText) implements JobOutcome {
     }
 
-    /** Succeeds on the first poll at or after this much time on the simulator's clock. */
+    /** Succeeds once this much time has passed on the simulator's clock, at the next request of any kind (polled or not). */
     record SucceedsAfter(java.time.Duration duration) implements JobOutcome {
     }
 
@@ -25,6 +25,11 @@ public sealed interface JobOutcome {
 
     static JobOutcome neverFinishes() {
         return new NeverFinishes();
+    }
+
+    /** Runs at once, as CloudStack's executor would, whether or not anybody polls it. */
+    static JobOutcome runsAtOnce() {
+        return new SucceedsAfter(java.time.Duration.ZERO);
     }
 
     static JobOutcome succeedsAfterPolls(int polls) {

@@ -21,6 +21,9 @@ public final class SimulatedCluster {
     private volatile long size;
     private volatile long controlNodes;
     private volatile long etcdNodes;
+    private volatile boolean autoscalingEnabled;
+    private volatile Long minSize;
+    private volatile Long maxSize;
 
     SimulatedCluster(String id, String name, Owner owner, String clusterType, String versionId, Instant created) {
         this.id = id;
@@ -72,6 +75,29 @@ public final class SimulatedCluster {
         return etcdNodes;
     }
 
+    public boolean autoscalingEnabled() {
+        return autoscalingEnabled;
+    }
+
+    public Long minSize() {
+        return minSize;
+    }
+
+    public Long maxSize() {
+        return maxSize;
+    }
+
+    void setAutoscaling(boolean enabled, Long minSize, Long maxSize) {
+        this.autoscalingEnabled = enabled;
+        this.minSize = minSize;
+        this.maxSize = maxSize;
+    }
+
+    /** Workers, control and etcd nodes: what CloudStack's state scanner expects to find in the map. */
+    public long totalNodeCount() {
+        return size + controlNodes + etcdNodes;
+    }
+
     /** A copy of the VM map's ids, in insertion order. */
     public synchronized List<String> vmIds() {
         return List.copyOf(vmMap);
@@ -100,6 +126,10 @@ public final class SimulatedCluster {
 
     void setSize(long size) {
         this.size = size;
+    }
+
+    void setControlNodes(long controlNodes) {
+        this.controlNodes = controlNodes;
     }
 
     void setState(String state) {

@@ -14,6 +14,8 @@ public final class SimulatedVm {
     private volatile String clusterId;
     private volatile NodeRole role;
     private volatile String isoId;
+    private volatile boolean externalNode;
+    private volatile String nodeVersion;
 
     SimulatedVm(String id, String name, Owner owner, Instant created, String hostName, String state) {
         this.id = id;
@@ -72,5 +74,23 @@ public final class SimulatedVm {
 
     void setIsoId(String isoId) {
         this.isoId = isoId;
+    }
+
+    /** Added with addNodesToKubernetesCluster (CloudStack 4.21+): scaleKubernetesCluster's nodeids skip it. */
+    public boolean externalNode() {
+        return externalNode;
+    }
+
+    void setExternalNode(boolean externalNode) {
+        this.externalNode = externalNode;
+    }
+
+    /** The map row's kubernetes_node_version: what CloudStack believes the node runs. */
+    public String nodeVersion() {
+        return nodeVersion;
+    }
+
+    void setNodeVersion(String nodeVersion) {
+        this.nodeVersion = nodeVersion;
     }
 }

@@ -1,0 +1,371 @@
+# The test bed's real mode, sourced by hack/testbed.sh: a kubeadm control-plane node on this
+# machine (containerd + runc + CNI bridge, a real kubelet, kube-proxy as a host process) with
+# KWOK workers beside it, and a teardown that leaves the host as it was.
+#
+# One real node per machine (kubeadm owns /etc/kubernetes and port 6443). Everything the bed
+# owns lives in $REAL; what it has to change elsewhere is recorded in $REAL/host-before before
+# the first change and restored (and compared) by real_down. The kubelet, kubeadm and
+# kube-proxy the node runs are links in $REAL/bin, so a later step can put another version's
+# binaries there and restart the kubelet, as a package upgrade would.
+#
+# Needs root and the Debian packages containerd, runc, containernetworking-plugins, iptables,
+# nftables (see REAL_PACKAGES).
+
+REAL="${CKS_REALNODE_STATE:-/var/lib/cks-node-operator-realnode}"
+REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps"
+REAL_BRIDGE=cks0
+REAL_NODE_IP=10.244.0.1     # the bridge's address: the API server, the kubelet and node port traffic stay on it
+REAL_POD_CIDR=10.244.0.0/24
+REAL_CLUSTER_CIDR=10.244.0.0/16
+REAL_SERVICE_CIDR=10.96.0.0/12
+REAL_SOCK="$REAL/containerd/containerd.sock"
+PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
+# Directories kubeadm, the kubelet and the operator's upgrade Jobs use at fixed places; removed at teardown unless they existed before.
+REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni"
+# Sysctls the kernel changes by itself, not the bed.
+REAL_VOLATILE_SYSCTLS='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.perf_event_max_sample_rate|kernel\.tainted|fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|net\.netfilter\.nf_conntrack_count|net\.ipv6\.conf\.[^.]*\.stable_secret)'
+
+real_ctr() { ctr --address "$REAL_SOCK" -n k8s.io "$@"; }
+
+real_check_host() {
+  [ "$(id -u)" = 0 ] || { echo "testbed: the real node needs root (it runs containerd, a kubelet and kubeadm)" >&2; exit 1; }
+  local missing=()
+  for tool in containerd runc ctr iptables-save iptables-restore nft ip mount findmnt losetup sysctl; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || missing+=(/usr/lib/cni/bridge)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "testbed: the real node needs ${missing[*]}: apt-get install $REAL_PACKAGES" >&2
+    exit 1
+  fi
+}
+
+# What the bed may change on the host, in a form two snapshots can be compared with diff. The
+# last file written is "complete": a teardown restores nothing from a snapshot without it.
+real_host_state() { # dir
+  mkdir -p "$1"
+  { sysctl -a 2>/dev/null || true; } | { grep -vE "$REAL_VOLATILE_SYSCTLS" || true; } | LC_ALL=C sort > "$1/sysctl"
+  iptables-save > "$1/iptables.v4" 2>/dev/null || true
+  ip6tables-save > "$1/iptables.v6" 2>/dev/null || true
+  cat "$1/iptables.v4" "$1/iptables.v6" | { grep -v '^#' || true; } | sed -E 's/ \[[0-9]+:[0-9]+\]$//' > "$1/iptables"
+  { nft list tables 2>/dev/null || true; } | LC_ALL=C sort > "$1/nft-tables"
+  awk '{print $5, $9}' /proc/self/mountinfo | LC_ALL=C sort > "$1/mounts"
+  ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | LC_ALL=C sort > "$1/links"
+  ip -o addr show | awk '{print $2, $4}' | LC_ALL=C sort > "$1/addresses"
+  { losetup --list --noheadings -O NAME,BACK-FILE 2>/dev/null || true; } | LC_ALL=C sort > "$1/loop-devices"
+  { find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d 2>/dev/null || true; } | LC_ALL=C sort > "$1/cgroups"
+  local p pid cmd
+  for p in $REAL_HOST_PATHS; do if [ -e "$p" ]; then echo "$p"; fi; done > "$1/paths"
+  # Daemons of a real node: any process that runs from the bed's binaries or state, or a shim.
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" || true)
+    case "$cmd" in *"$REAL/"*|*containerd-shim*|*/kubelet\ *) echo "${cmd:0:200}" ;; esac
+  done | LC_ALL=C sort > "$1/daemons"
+  touch "$1/complete"
+}
+
+# Prints the differences between the host now and the snapshot taken before the bed started.
+real_host_diff() { # before-dir
+  local now; now=$(mktemp -d)
+  real_host_state "$now"
+  local changed=0 f
+  for f in sysctl iptables nft-tables mounts links addresses loop-devices cgroups paths daemons; do
+    if ! diff -u "$1/$f" "$now/$f" > "$now/$f.diff"; then
+      changed=1
+      echo "--- $f differs from before the real node (- before, + now):"
+      grep -E '^[-+][^-+]' "$now/$f.diff" | head -40
+    fi
+  done
+  rm -rf "$now"
+  return $changed
+}
+
+real_start() { # name logfile command... ; starts a daemon, records its PID in $REAL/pids
+  local name=$1 log=$2; shift 2
+  nohup "$@" >> "$log" 2>&1 < /dev/null &
+  echo "$name $!" >> "$REAL/pids"
+}
+
+real_pid() { awk -v n="$1" '$1 == n {p=$2} END {print p}' "$REAL/pids" 2>/dev/null; }
+
+real_stop() { # name
+  local pid; pid=$(real_pid "$1")
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+# Images for the control plane, kube-proxy's addon-free node and the pod sandbox: each binary on
+# an empty base, tagged as kubeadm expects (kubeadm config images list).
+real_images() {
+  local images="$REAL/images" names stage
+  mkdir -p "$images"
+  names=$("$BIN/kubeadm" config images list --kubernetes-version "$K8S_VERSION" 2>/dev/null)
+  stage=$(mktemp -d)
+  SOURCE_EPOCH=0
+  local ref bin
+  for ref in $names; do
+    case "$ref" in
+      */kube-apiserver:*|*/kube-controller-manager:*|*/kube-scheduler:*) bin=${ref##*/}; bin=${bin%%:*} ;;
+      */etcd:*) bin=etcd ;;
+      */pause:*) bin=pause; PAUSE_IMAGE=$ref ;;
+      *) continue ;;   # CoreDNS and kube-proxy: the bed runs without them (kube-proxy on the host)
+    esac
+    rm -rf "$stage/$bin"; mkdir -p "$stage/$bin/usr/local/bin"
+    if [ "$bin" = pause ]; then
+      CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$stage/pause/pause" "$(dirname "$0")/realnode/pause.go"
+      oci_image "$ref" "$images/$bin" "\"Entrypoint\":[\"/pause\"],\"User\":\"65535:65535\"" "$stage/$bin"
+    else
+      cp "$BIN/$bin" "$stage/$bin/usr/local/bin/$bin"
+      oci_image "$ref" "$images/$bin" "\"Env\":[\"PATH=/usr/local/bin\"],\"Entrypoint\":[\"/usr/local/bin/$bin\"]" "$stage/$bin"
+    fi
+    rm -f "$images/$bin.oci.tar"
+  done
+  rm -rf "$stage"
+}
+
+real_write_configs() { # name node
+  local name=$1 node=$2
+  mkdir -p "$REAL/containerd" "$REAL/cni/net.d" "$REAL/cni/ipam" "$REAL/etcd" "$REAL/bin"
+  for b in kubelet kubeadm kube-proxy; do ln -sfn "$BIN/$b" "$REAL/bin/$b"; done
+  cat > "$REAL/containerd/config.toml" <<EOF
+version = 2
+root = "$REAL/containerd/root"
+state = "$REAL/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = "$REAL_SOCK"
+[ttrpc]
+  address = "$REAL/containerd/containerd.sock.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$REAL/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  # Root here lacks CAP_SYS_RESOURCE: runc cannot set the negative oom_score_adj sandboxes ask for.
+  restrict_oom_score_adj = true
+  netns_mounts_under = "$REAL/netns"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$REAL/cni/net.d"
+EOF
+  cat > "$REAL/cni/net.d/10-cks-realnode.conflist" <<EOF
+{"cniVersion": "1.0.0", "name": "cks-realnode", "plugins": [
+  {"type": "bridge", "bridge": "$REAL_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "dataDir": "$REAL/cni/ipam",
+            "ranges": [[{"subnet": "$REAL_POD_CIDR", "gateway": "$REAL_NODE_IP"}]],
+            "routes": [{"dst": "0.0.0.0/0"}]}}]}
+EOF
+  cat > "$REAL/kubeadm.yaml" <<EOF
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint: {advertiseAddress: $REAL_NODE_IP, bindPort: 6443}
+nodeRegistration:
+  name: $node
+  criSocket: unix://$REAL_SOCK
+  imagePullPolicy: Never
+  ignorePreflightErrors: [all]
+  kubeletExtraArgs:
+    - {name: node-ip, value: $REAL_NODE_IP}
+# No CoreDNS (nothing in the bed resolves names); kube-proxy runs on the host, not as a DaemonSet.
+skipPhases: [addon/coredns, addon/kube-proxy]
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+clusterName: $name
+kubernetesVersion: $K8S_VERSION
+controlPlaneEndpoint: $REAL_NODE_IP:6443
+networking: {podSubnet: $REAL_CLUSTER_CIDR, serviceSubnet: $REAL_SERVICE_CIDR}
+etcd: {local: {dataDir: $REAL/etcd}}
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+# This kind of machine has cgroup v1 only.
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://$REAL_SOCK
+# Images cannot be pulled again here: never collect them; the disk is shared: evict late.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+EOF
+  cat > "$REAL/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: /etc/kubernetes/admin.conf}
+mode: iptables
+clusterCIDR: $REAL_CLUSTER_CIDR
+hostnameOverride: $node
+bindAddress: $REAL_NODE_IP
+metricsBindAddress: 127.0.0.1:10249
+healthzBindAddress: 127.0.0.1:10256
+# Leave the host's conntrack table size alone; no node ports on 127/8 (no route_localnet).
+conntrack: {maxPerCore: 0, min: 0}
+iptables: {localhostNodePorts: false}
+EOF
+  # Plays kubelet.service: waits for the files kubeadm writes, runs the kubelet, restarts it when it ends.
+  cat > "$REAL/kubelet-service.sh" <<EOF
+#!/bin/sh
+while [ ! -f "$REAL/kubelet.stop" ]; do
+  if [ -f /var/lib/kubelet/config.yaml ] && [ -f /var/lib/kubelet/kubeadm-flags.env ]; then
+    . /var/lib/kubelet/kubeadm-flags.env
+    "$REAL/bin/kubelet" --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \\
+      --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml \$KUBELET_KUBEADM_ARGS &
+    echo \$! > "$REAL/kubelet.pid"
+    wait \$!
+  fi
+  sleep 1
+done
+EOF
+  chmod +x "$REAL/kubelet-service.sh"
+  # KWOK's default stages (no KwokConfiguration: kwok's defaults), as kwokctl configures them, from the module go install fetched.
+  local stages; stages="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+  {
+    for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+        pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+      echo "---"; cat "$stages/$f.yaml"
+    done
+  } > "$REAL/kwok.yaml"
+}
+
+real_up() { # name workers
+  local name=$1 workers=$2
+  real_check_host
+  if [ -d "$REAL" ]; then
+    say "a real node from an earlier run is still there; tearing it down first"
+    real_down || { echo "testbed: the earlier real node's teardown left differences (above); fix them before starting again" >&2; exit 1; }
+  fi
+  cmd_build_real
+  export PATH="$BIN:$PATH"
+  mkdir -p "$REAL" "$CLUSTERS"
+  say "recording the host's state (sysctls, iptables, mounts, links, loop devices, cgroups, paths, daemons)"
+  real_host_state "$REAL/host-before"
+  echo "$name" > "$REAL/cluster"
+  local node="$name-control-$(printf '%010x' 0x18c2f3a800)"
+  say "building the control-plane and pause images"
+  real_images
+  real_write_configs "$name" "$node"
+
+  say "bridge $REAL_BRIDGE $REAL_NODE_IP, containerd"
+  ip link add "$REAL_BRIDGE" type bridge
+  ip addr add "$REAL_NODE_IP/24" dev "$REAL_BRIDGE"
+  ip link set "$REAL_BRIDGE" up
+  real_start containerd "$REAL/containerd.log" containerd --config "$REAL/containerd/config.toml"
+  for _ in $(seq 1 100); do real_ctr version >/dev/null 2>&1 && break; sleep 0.2; done
+  local image
+  for image in "$REAL"/images/*.docker.tar; do real_ctr images import "$image" >/dev/null; done
+
+  say "kubeadm init $node ($K8S_VERSION)"
+  real_start kubelet-service "$REAL/kubelet.log" "$REAL/kubelet-service.sh"
+  "$REAL/bin/kubeadm" init --config "$REAL/kubeadm.yaml" > "$REAL/kubeadm-init.log" 2>&1 \
+    || { tail -30 "$REAL/kubeadm-init.log" >&2; return 1; }
+  local kubeconfig="$CLUSTERS/$name.kubeconfig"
+  cp /etc/kubernetes/admin.conf "$kubeconfig"
+  real_start kube-proxy "$REAL/kube-proxy.log" "$REAL/bin/kube-proxy" --config "$REAL/kube-proxy.yaml"
+  real_start kwok "$REAL/kwok.log" "$BIN/kwok" --kubeconfig /etc/kubernetes/admin.conf --config "$REAL/kwok.yaml" \
+    --manage-all-nodes=false --manage-nodes-with-label-selector=type=kwok --node-lease-duration-seconds=40
+  kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$node" --timeout=120s >&2
+  # Named and labelled like a CKS control node (the kubelet may not set role labels itself).
+  kubectl --kubeconfig "$kubeconfig" label node "$node" node-role.kubernetes.io/control-plane= --overwrite >/dev/null
+  {
+    for i in $(seq 1 "$workers"); do
+      echo "---"
+      node_manifest "$name-node-$(printf '%010x' $(( 0x18c2f3a900 + i )))" node "$K8S_VERSION"
+    done
+  } | { [ "$workers" -gt 0 ] && kubectl --kubeconfig "$kubeconfig" apply -f - >&2 || cat >/dev/null; }
+  kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=120s >&2
+  say "real node $node is up (kubeadm, containerd, kubelet $K8S_VERSION) with $workers KWOK workers"
+  echo "$kubeconfig"
+}
+
+# Tears the real node down and restores the host; fails (listing them) when differences remain.
+real_down() {
+  [ -d "$REAL" ] || { say "no real node"; return 0; }
+  [ -f "$REAL/host-before/complete" ] || {
+    echo "testbed: $REAL/host-before is incomplete, so nothing is restored from it; remove $REAL by hand after checking the host" >&2
+    return 1; }
+  export PATH="$BIN:$PATH"
+  say "stopping kwok, kube-proxy and the kubelet"
+  real_stop kwok
+  real_stop kube-proxy
+  touch "$REAL/kubelet.stop"
+  real_stop kubelet-service
+  [ -f "$REAL/kubelet.pid" ] && { kill "$(cat "$REAL/kubelet.pid")" 2>/dev/null || true; }
+  if [ -S "$REAL_SOCK" ] && [ -x "$REAL/bin/kubeadm" ]; then
+    say "kubeadm reset"
+    "$REAL/bin/kubeadm" reset -f --cri-socket "unix://$REAL_SOCK" > "$REAL/kubeadm-reset.log" 2>&1 || true
+    # Whatever kubeadm left (pods of KWOK-less namespaces, sandboxes): stop and remove every task and container.
+    local c
+    for c in $(real_ctr tasks list -q 2>/dev/null); do real_ctr tasks kill -s SIGKILL "$c" >/dev/null 2>&1 || true; done
+    sleep 1
+    for c in $(real_ctr tasks list -q 2>/dev/null); do real_ctr tasks delete -f "$c" >/dev/null 2>&1 || true; done
+    for c in $(real_ctr containers list -q 2>/dev/null); do real_ctr containers delete "$c" >/dev/null 2>&1 || true; done
+  fi
+  [ -x "$REAL/bin/kube-proxy" ] && "$REAL/bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  real_stop containerd
+  # Shims outlive containerd: end the ones that serve this containerd (their command line names its socket).
+  local pid
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    case "$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" || true)" in
+      *containerd-shim*" -address $REAL_SOCK "*) kill -9 "$pid" 2>/dev/null || true ;;
+    esac
+  done
+  say "unmounting and restoring the host"
+  local mp
+  for mp in $(awk '{print $5}' /proc/self/mountinfo | grep -E "^($REAL/|/var/lib/kubelet|/run/netns/|/var/run/netns/)" | LC_ALL=C sort -r); do
+    umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || true
+  done
+  # Only the bed's own links: its bridge and the pods' veths (which go with their namespaces).
+  local link
+  for link in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^($REAL_BRIDGE|veth[0-9a-f]+)\$"); do
+    grep -qx "$link" "$REAL/host-before/links" || ip link delete "$link" 2>/dev/null || true
+  done
+  real_restore_netfilter
+  real_restore_sysctls
+  local cg
+  for cg in $(find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -name kubepods 2>/dev/null); do
+    find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
+  local p
+  for p in $REAL_HOST_PATHS; do
+    grep -qx "$p" "$REAL/host-before/paths" 2>/dev/null || rm -rf "$p"
+  done
+  local cluster; cluster=$(cat "$REAL/cluster" 2>/dev/null || echo real)
+  # The daemons' logs outlive the node, for a test that failed.
+  rm -rf "$CLUSTERS/$cluster-logs"; mkdir -p "$CLUSTERS/$cluster-logs"
+  cp "$REAL"/*.log "$CLUSTERS/$cluster-logs/" 2>/dev/null || true
+  if real_host_diff "$REAL/host-before" > "$CLUSTERS/$cluster.teardown"; then
+    say "the host is as it was before the real node"
+    rm -rf "$REAL"
+    return 0
+  fi
+  cat "$CLUSTERS/$cluster.teardown" >&2
+  echo "testbed: the host differs from before the real node (above; kept in $REAL for a second teardown)" >&2
+  return 1
+}
+
+real_restore_netfilter() {
+  local before="$REAL/host-before" family table
+  # Tables the node created (kubelet, kube-proxy): delete them whole; then the rules of the others.
+  while read -r family table; do
+    grep -qx "table $family $table" "$before/nft-tables" || nft delete table "$family" "$table" 2>/dev/null || true
+  done < <(nft list tables 2>/dev/null | awk '{print $2, $3}')
+  [ -s "$before/iptables.v4" ] && iptables-restore < "$before/iptables.v4" 2>/dev/null || true
+  [ -s "$before/iptables.v6" ] && ip6tables-restore < "$before/iptables.v6" 2>/dev/null || true
+}
+
+# Writes back every sysctl whose value differs from before (the kubelet's kernel flags, ip_forward, ...).
+real_restore_sysctls() {
+  local line
+  while IFS= read -r line; do
+    sysctl -q -w "${line%% = *}=${line#* = }" >/dev/null 2>&1 || true
+  done < <(comm -23 "$REAL/host-before/sysctl" <(sysctl -a 2>/dev/null | grep -vE "$REAL_VOLATILE_SYSCTLS" | LC_ALL=C sort))
+}

@@ -1,0 +1,405 @@
+package dev.cks.nodeops.cloudstack;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.cks.nodeops.cloudstack.CloudStackException.Kind;
+import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
+import dev.cks.nodeops.cloudstack.simulator.Fault;
+import dev.cks.nodeops.cloudstack.simulator.NodeRole;
+import dev.cks.nodeops.cloudstack.simulator.Owner;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedAccount;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The answers the operator relies on, each as Apache CloudStack gives it; the comment on each test
+ * names the source it follows (the same rows as the table in docs/cloudstack-simulator.md).
+ */
+class CloudStackFidelityTest {
+
+    private final ManualTime time = new ManualTime();
+    private CloudStackSimulator simulator;
+    private CloudStackClient admin;
+
+    @BeforeEach
+    void start() {
+        simulator = CloudStackSimulator.start(0, time);
+        admin = clientFor(simulator.defaultAccount());
+    }
+
+    @AfterEach
+    void stop() {
+        simulator.close();
+    }
+
+    private CloudStackClient clientFor(SimulatedAccount account) {
+        return new CloudStackClient(simulator.credentials(account), CloudStackClientSettings.DEFAULTS
+                .withRetries(RetryPolicy.NONE, RetryPolicy.NONE), new SimpleMeterRegistry(), time, time, () -> 1.0);
+    }
+
+    private SimulatedAccount user(String name) {
+        return simulator.addAccount(name, CloudStackSimulator.ROOT_DOMAIN_ID, name + "-key-1234", name + "-secret-5678", false);
+    }
+
+    private SimulatedCluster externalManaged(String name, Owner owner) {
+        SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
+        return simulator.addCluster(name, owner, "ExternalManaged", version.id());
+    }
+
+    private CloudStackException scaleFailure(CloudStackClient client, SimulatedCluster cluster, List<String> nodeIds) {
+        return catchThrowableOfType(CloudStackException.class, () -> client.scaleKubernetesCluster(cluster.id(), nodeIds));
+    }
+
+    // ---- listKubernetesClusters: KubernetesClusterManagerImpl.createKubernetesClusterResponse -------------------
+
+    @Test
+    void clusterRowsCarryNicDetailsOnlyPlusTheNodesRecord() {
+        SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
+        SimulatedCluster cluster = simulator.addCluster("prod", Owner.of(simulator.defaultAccount()), "CloudManaged", version.id());
+        SimulatedVm worker = simulator.addClusterVm(cluster, "prod-node-1", NodeRole.WORKER);
+        SimulatedVm etcd = simulator.addClusterVm(cluster, "prod-etcd-1", NodeRole.ETCD);
+        SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
+        admin.attachIso(version.isoId(), worker.id());
+
+        KubernetesCluster found = admin.findKubernetesCluster(cluster.id()).orElseThrow();
+
+        // EnumSet.of(VMDetails.nics): no ISO even though one is attached (UserVmJoinDaoImpl fills isoid for iso/all only).
+        assertThat(found.virtualMachines()).allSatisfy(vm -> assertThat(vm.isoId()).isNull())
+                .allSatisfy(vm -> assertThat(vm.templateId()).isNull())
+                .allSatisfy(vm -> assertThat(vm.kubernetesNodeVersion()).isEqualTo("1.33.1"));
+        assertThat(found.virtualMachines()).filteredOn(VirtualMachine::isEtcdNode).extracting(VirtualMachine::id).containsExactly(etcd.id());
+        assertThat(found.virtualMachines()).filteredOn(VirtualMachine::isExternalNode).extracting(VirtualMachine::id)
+                .containsExactly(external.id());
+        assertThat(found.etcdNodes()).isEqualTo(1L);
+        // ...while listVirtualMachines with the iso detail does carry it.
+        assertThat(admin.findVirtualMachine(OwnerScope.of(found), worker.id())).get()
+                .extracting(VirtualMachine::isoId).isEqualTo(version.isoId());
+    }
+
+    @Test
+    void anIdThatNeverExistedIsRefusedAndReadAsNoCluster() {
+        // ParamProcessWorker.translateUuidToInternalId: 431 before the command runs.
+        assertThat(admin.findKubernetesCluster("0000dead-0000-4000-8000-00000000beef")).isEmpty();
+        assertThat(simulator.calls("listKubernetesClusters")).hasSize(1);
+    }
+
+    // ---- listVirtualMachines: ListVMsCmd, UserVmJoinDaoImpl.newUserVmResponse ---------------------------------
+
+    @Test
+    void anExpungedVmIsNotListedButItsIdIsStillKnown() {
+        SimulatedVm vm = simulator.addVm("gone", Owner.of(simulator.defaultAccount()));
+        simulator.destroyVm(vm.id(), true);
+
+        assertThat(admin.findVirtualMachine(OwnerScope.CALLER, vm.id())).isEmpty();
+        assertThat(simulator.calls("listVirtualMachines")).singleElement()
+                .satisfies(call -> assertThat(call.params()).containsEntry("details", "iso").containsEntry("id", vm.id()));
+    }
+
+    @Test
+    void onlyARootAdminSeesTheHypervisorHost() {
+        SimulatedAccount tenant = user("tenant");
+        SimulatedVm vm = simulator.addVm("tenant-vm", Owner.of(tenant));
+
+        assertThat(clientFor(tenant).findVirtualMachine(OwnerScope.CALLER, vm.id())).get()
+                .satisfies(seen -> assertThat(seen.hostName()).isNull()).satisfies(seen -> assertThat(seen.instanceName()).isNull());
+        assertThat(admin.findVirtualMachine(OwnerScope.account("tenant", CloudStackSimulator.ROOT_DOMAIN_ID), vm.id())).get()
+                .satisfies(seen -> assertThat(seen.hostName()).isNotNull());
+    }
+
+    // ---- scaleKubernetesCluster: validateKubernetesClusterScaleParameters, KubernetesClusterScaleWorker ---------
+
+    @Test
+    void aClusterInAlertIsNotScaled() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        simulator.setClusterState(cluster.id(), "Alert");
+        String worker = cluster.vmIds().get(1);
+
+        CloudStackException failure = scaleFailure(admin, cluster, List.of(worker));
+
+        // PermissionDeniedException in the job, turned into INTERNAL_ERROR by ScaleKubernetesClusterCmd.execute.
+        assertThat(failure.kind()).isEqualTo(Kind.JOB_FAILED);
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(failure.errorText()).isEqualTo("Kubernetes cluster prod is in Alert state and can not be scaled");
+        assertThat(simulator.findVm(worker)).isPresent();
+        assertThat(simulator.cluster(cluster.id()).state()).isEqualTo("Alert");
+    }
+
+    @Test
+    void autoscalingDoesNotStopAScaleByNodeIds() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 3);
+        simulator.setAutoscaling(cluster.id(), true, 2L, 5L);
+        String worker = cluster.vmIds().get(1);
+
+        KubernetesCluster after = admin.scaleKubernetesCluster(cluster.id(), List.of(worker));
+
+        // Only an autoscalingenabled parameter switches the worker to autoscaleCluster; nodeids go through.
+        assertThat(after.size()).isEqualTo(2);
+        assertThat(after.autoscalingEnabled()).isTrue();
+        assertThat(simulator.findVm(worker)).isEmpty();
+    }
+
+    @Test
+    void anExternalNodeInNodeIdsIsSkippedButStillLowersTheSize() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
+
+        KubernetesCluster after = admin.scaleKubernetesCluster(cluster.id(), List.of(external.id()));
+
+        assertThat(simulator.findVm(external.id())).isPresent();
+        assertThat(after.vmIds()).contains(external.id());
+        assertThat(after.size()).as("clusterSize = nodeCount - nodeIds.size()").isEqualTo(2);
+    }
+
+    @Test
+    void anEtcdNodeInNodeIdsFailsTheDrainAndLeavesTheClusterInAlert() {
+        SimulatedVersion version = simulator.addSupportedVersion("1.33.1");
+        SimulatedCluster cluster = simulator.addCluster("prod", Owner.of(simulator.defaultAccount()), "CloudManaged", version.id());
+        simulator.addClusterVm(cluster, "prod-control-1", NodeRole.CONTROL);
+        simulator.addClusterVm(cluster, "prod-node-1", NodeRole.WORKER);
+        simulator.addClusterVm(cluster, "prod-node-2", NodeRole.WORKER);
+        SimulatedVm etcd = simulator.addClusterVm(cluster, "prod-etcd-1", NodeRole.ETCD);
+
+        CloudStackException failure = scaleFailure(admin, cluster, List.of(etcd.id()));
+
+        assertThat(failure.errorText()).startsWith("Scaling failed for Kubernetes cluster prod, failed to remove Kubernetes node: prod-etcd-1");
+        assertThat(simulator.cluster(cluster.id()).state()).isEqualTo("Alert");
+        assertThat(simulator.findVm(etcd.id())).isPresent();
+    }
+
+    @Test
+    void nodeIdsOutsideTheMapAreInvalid() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        SimulatedVm stranger = simulator.addVm("stranger", Owner.of(simulator.defaultAccount()));
+
+        assertThat(scaleFailure(admin, cluster, List.of(stranger.id())).errorText()).isEqualTo("Invalid node ids");
+    }
+
+    @Test
+    void removingEveryWorkerIsRefused() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+
+        assertThat(scaleFailure(admin, cluster, List.of(cluster.vmIds().get(1))).errorText()).isEqualTo("Can not remove all nodes from a cluster");
+    }
+
+    @Test
+    void anExternalManagedClusterIsNotScaled() {
+        SimulatedCluster cluster = externalManaged("byo", Owner.of(simulator.defaultAccount()));
+        SimulatedVm node = simulator.addClusterVm(cluster, "byo-node-1", NodeRole.WORKER);
+        simulator.addClusterVm(cluster, "byo-node-2", NodeRole.WORKER);
+
+        assertThat(scaleFailure(admin, cluster, List.of(node.id())).errorText())
+                .isEqualTo("Scale kubernetes cluster is not supported for an externally managed cluster (byo)");
+    }
+
+    // ---- removeNodesFromKubernetesCluster (4.21+): KubernetesClusterRemoveWorker ------------------------------
+
+    @Test
+    void removingAnExternalNodeDropsItFromTheMapAndKeepsTheVm() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
+
+        AsyncJobResult job = admin.waitForJob("removeNodesFromKubernetesCluster",
+                admin.startRemoveNodesFromKubernetesCluster(cluster.id(), List.of(external.id())));
+
+        assertThat(job.succeeded()).isTrue();
+        assertThat(simulator.cluster(cluster.id()).vmIds()).doesNotContain(external.id());
+        assertThat(simulator.cluster(cluster.id()).size()).isEqualTo(1);
+        assertThat(simulator.findVm(external.id())).isPresent();
+    }
+
+    // ---- removeVirtualMachinesFromKubernetesCluster: RemoveVirtualMachinesFromKubernetesClusterCmd --------------
+
+    @Test
+    void aCloudManagedMapIsNotEditedByHand() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> admin.removeVirtualMachinesFromKubernetesCluster(cluster.id(), List.of(cluster.vmIds().get(1))));
+
+        assertThat(failure.kind()).isEqualTo(Kind.API_ERROR);
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(failure.errorText()).isEqualTo("VM cannot be removed from a CloudStack Managed Kubernetes cluster");
+    }
+
+    // ---- destroyVirtualMachine: DestroyVMCmd, UserVmManagerImpl, KubernetesServiceHelperImpl -------------------
+
+    @Test
+    void expungesOnlyWhenTheKeyMay() {
+        SimulatedAccount tenant = user("tenant");
+        SimulatedVm vm = simulator.addVm("tenant-vm", Owner.of(tenant));
+        CloudStackClient tenantClient = clientFor(tenant);
+
+        tenantClient.destroyVirtualMachine(vm.id());
+
+        // listCapabilities' allowuserexpungerecovervm is false for a plain user: destroyed, kept until CloudStack expunges it.
+        assertThat(simulator.calls("destroyVirtualMachine")).singleElement().satisfies(call -> assertThat(call.params()).doesNotContainKey("expunge"));
+        assertThat(simulator.vm(vm.id()).state()).isEqualTo("Destroyed");
+
+        simulator.allowUserExpunge(tenant, true);
+        SimulatedVm second = simulator.addVm("tenant-vm-2", Owner.of(tenant));
+        time.advance(CloudStackClient.CAPABILITIES_TTL);
+        tenantClient.destroyVirtualMachine(second.id());
+
+        assertThat(simulator.calls("destroyVirtualMachine").get(1).params()).containsEntry("expunge", "true");
+        assertThat(simulator.findVm(second.id())).isEmpty();
+    }
+
+    @Test
+    void aUserAskingToExpungeWithoutTheSettingFailsInTheJob() {
+        SimulatedAccount tenant = user("tenant");
+        SimulatedVm vm = simulator.addVm("tenant-vm", Owner.of(tenant));
+        CloudStackClient tenantClient = clientFor(tenant);
+
+        CloudStackClient.ApiCall askingToExpunge = new CloudStackClient.ApiCall(CloudStackCommand.DESTROY_VIRTUAL_MACHINE,
+                java.util.Map.of("id", vm.id(), "expunge", "true"));
+        String jobId = CloudStackResponses.jobId(tenantClient.execute(askingToExpunge), "destroyVirtualMachine");
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> tenantClient.waitForJob("destroyVirtualMachine", jobId));
+
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(failure.errorText()).isEqualTo("Parameter expunge can be passed by Admin only. Or when the allow.user.expunge.recover.vm key is set.");
+        assertThat(simulator.vm(vm.id()).state()).isEqualTo("Running");
+    }
+
+    @Test
+    void aNodeOfACloudManagedClusterIsNotDestroyedDirectly() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        String worker = cluster.vmIds().get(1);
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> admin.destroyVirtualMachine(worker));
+
+        assertThat(failure.errorText()).startsWith("Instance is a part of a Kubernetes cluster: prod.");
+        assertThat(simulator.findVm(worker)).isPresent();
+    }
+
+    @Test
+    void destroyingAnExpungedVmFailsInTheJob() {
+        SimulatedVm vm = simulator.addVm("gone", Owner.of(simulator.defaultAccount()));
+        simulator.destroyVm(vm.id(), true);
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> admin.destroyVirtualMachine(vm.id()));
+
+        assertThat(failure.kind()).isEqualTo(Kind.JOB_FAILED);
+        assertThat(failure.errorCode()).isEqualTo(431);
+        assertThat(failure.errorText()).isEqualTo("Unable to find a virtual machine with specified vmId");
+    }
+
+    // ---- attachIso / detachIso: TemplateManagerImpl -----------------------------------------------------------
+
+    @Test
+    void detachingFromAVmWithoutAnIsoFailsTheJobWithCloudStacksText() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        String vm = cluster.vmIds().get(1);
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> admin.detachIso(vm));
+
+        assertThat(failure.kind()).isEqualTo(Kind.JOB_FAILED);
+        assertThat(failure.errorCode()).isEqualTo(431);
+        assertThat(failure.errorText()).isEqualTo("The specified VM has no ISO attached to it.");
+        assertThat(failure.isNoIsoAttached()).isTrue();
+    }
+
+    @Test
+    void attachingOverAnAttachedIsoSwapsIt() {
+        SimulatedVersion old = simulator.addSupportedVersion("1.33.1");
+        SimulatedVersion next = simulator.addSupportedVersion("1.34.0");
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        String vm = cluster.vmIds().get(1);
+        admin.attachIso(old.isoId(), vm);
+
+        VirtualMachine after = admin.attachIso(next.isoId(), vm);
+
+        assertThat(after.isoId()).isEqualTo(next.isoId());
+        assertThat(simulator.vm(vm).isoId()).isEqualTo(next.isoId());
+    }
+
+    // ---- async jobs: AsyncJobJoinDaoImpl.newAsyncJobResponse, ListAsyncJobsCmd ---------------------------------
+
+    @Test
+    void aJobNamesItsCommandClassAndAVmDestroyItsVm() {
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+
+        AsyncJobResult job = admin.queryAsyncJob(admin.startDestroyVirtualMachine(vm.id()));
+
+        assertThat(job.cmd()).isEqualTo("org.apache.cloudstack.api.command.admin.vm.DestroyVMCmdByAdmin");
+        assertThat(job.runs(CloudStackCommand.DESTROY_VIRTUAL_MACHINE.commandClass())).isTrue();
+        assertThat(job.jobInstanceType()).isEqualTo("VirtualMachine");
+        assertThat(job.jobInstanceId()).isEqualTo(vm.id());
+        assertThat(job.jobResultType()).isEqualTo("object");
+    }
+
+    @Test
+    void aWriteWhoseAnswerWasLostIsFoundAmongTheKeysJobs() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 2);
+        String worker = cluster.vmIds().get(1);
+        time.advance(Duration.ofHours(30));
+        simulator.injectFault("scaleKubernetesCluster", Fault.answerLost());
+
+        CloudStackException lost = catchThrowableOfType(CloudStackException.class,
+                () -> admin.startScaleKubernetesCluster(cluster.id(), List.of(worker)));
+        assertThat(lost.outcomeUnknown()).isTrue();
+
+        List<AsyncJobResult> jobs = admin.listAsyncJobs(time.instant().minusSeconds(5));
+
+        assertThat(jobs).filteredOn(job -> job.runs(CloudStackCommand.SCALE_KUBERNETES_CLUSTER.commandClass())).singleElement()
+                .satisfies(job -> assertThat(admin.waitForJob("scaleKubernetesCluster", job.jobId()).succeeded()).isTrue());
+        assertThat(simulator.findVm(worker)).isEmpty();
+        assertThat(simulator.calls("listAsyncJobs")).singleElement()
+                .satisfies(call -> assertThat(call.param("startdate")).isEqualTo("2026-01-01"));
+    }
+
+    @Test
+    void aJobRunsWhetherOrNotAnybodyPollsIt() {
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        simulator.planJob("destroyVirtualMachine", dev.cks.nodeops.cloudstack.simulator.JobOutcome.runsAtOnce());
+        simulator.injectFault("destroyVirtualMachine", Fault.answerLost());
+
+        catchThrowableOfType(CloudStackException.class, () -> admin.startDestroyVirtualMachine(vm.id()));
+
+        assertThat(admin.findVirtualMachine(OwnerScope.CALLER, vm.id())).as("expunged by the job nobody polled").isEmpty();
+        assertThat(simulator.calls("queryAsyncJobResult")).isEmpty();
+    }
+
+    @Test
+    void aJobIdThatNamesNoJobIsRefused() {
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> admin.queryAsyncJob("0000dead-0000-4000-8000-00000000beef"));
+
+        assertThat(failure.isUnknownId()).isTrue();
+    }
+
+    // ---- listCapabilities: ManagementServerImpl.listCapabilities ------------------------------------------------
+
+    @Test
+    void anAdminMayAlwaysExpungeAUserOnlyWithTheSetting() {
+        SimulatedAccount tenant = user("tenant");
+
+        assertThat(admin.capabilities().mayExpunge()).isTrue();
+        assertThat(admin.capabilities().cloudStackVersion()).isEqualTo("4.21.0.0");
+        assertThat(clientFor(tenant).capabilities().mayExpunge()).isFalse();
+    }
+
+    // ---- errors: ApiServer, DynamicRoleBasedAPIAccessChecker, CSExceptionErrorCode -----------------------------
+
+    @Test
+    void anotherAccountsVmIsDeniedWithThePermissionDeniedCode() {
+        SimulatedAccount tenant = user("tenant");
+        SimulatedVm adminsVm = simulator.addVm("admins-vm", Owner.of(simulator.defaultAccount()));
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class,
+                () -> clientFor(tenant).startDestroyVirtualMachine(adminsVm.id()));
+
+        assertThat(failure.errorCode()).isEqualTo(531);
+        assertThat(failure.csErrorCode()).isEqualTo(4365);
+        assertThat(failure.isPermissionDenied()).isTrue();
+    }
+}
