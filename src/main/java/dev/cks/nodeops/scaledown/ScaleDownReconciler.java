@@ -29,6 +29,7 @@ import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
+import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -90,9 +91,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> switch (status.getPhase() == null
                 ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
             case Pending, Waiting -> plan(resource, now);
-            case Cordoning -> cordonAll(resource, now);
+            case Cordoning -> held(resource, WorkGate.Work.NEW, now).orElseGet(() -> cordonAll(resource, now));
             case Draining -> drainStep(resource, now);
-            case Removing -> removal.step(resource, now);
+            // Removal, once asked for, runs to the end.
+            case Removing -> (status.getRemoval() == null ? held(resource, WorkGate.Work.NEW, now) : held(resource, null, now))
+                    .orElseGet(() -> removal.step(resource, now));
             case Succeeded, RolledBack, Failed -> Step.finished();
         });
     }
@@ -112,6 +115,31 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         recorder.forget(resource);
         return DeleteControl.defaultDelete();
+    }
+
+    /**
+     * spec.paused and spec.window at a boundary: new work (cordoning, the next node, removal) needs the window
+     * open; a drain in progress goes on unless the window says StopAtSafeBoundary; paused stops both. Held,
+     * nothing happens and the time does not count against the deadline. A null work is one that is not
+     * stopped (a removal under way): only the Paused condition says it is Pausing.
+     */
+    private Optional<Step> held(ScaleDown resource, WorkGate.Work work, Instant now) {
+        ScaleDownSpec spec = resource.getSpec();
+        recorder.window(resource, WorkGate.check(spec.getPaused(), spec.getWindow(), WorkGate.Work.NEW, now));
+        if (work == null) {
+            if (Boolean.TRUE.equals(spec.getPaused())) {
+                recorder.pausing(resource, "spec.paused is true, but the removal asked of CloudStack runs to the end.", now);
+            }
+            return Optional.empty();
+        }
+        WorkGate.Verdict gate = WorkGate.check(spec.getPaused(), spec.getWindow(), work, now);
+        if (gate instanceof WorkGate.Hold hold) {
+            recorder.held(resource, hold, now);
+            return Optional.of(hold.step(now));
+        }
+        recorder.resumed(resource, resource.getStatus().getNodes().stream().filter(n -> n.getPhase() == Phase.Draining)
+                .map(ScaleDownNodeStatus::getDrain).toList(), now);
+        return Optional.empty();
     }
 
     /** Pick, check, preflight, lock: nothing is cordoned before every node passed. */
@@ -198,7 +226,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             return Step.next();
         }
         ScaleDownNodeStatus node = next.get();
-        Instant deadline = Timestamps.parse(status.getDeadline());
+        Optional<Step> held = held(resource, node.getPhase() == Phase.Cordoned ? WorkGate.Work.NEW : WorkGate.Work.IN_PROGRESS, now);
+        if (held.isPresent()) {
+            return held.get();
+        }
+        Instant deadline = status.deadlineAt(now);
         if (deadline != null && !now.isBefore(deadline)) {
             return rollBack(resource, node, "DeadlinePassed", "The deadline " + status.getDeadline() + " (spec.timeoutSeconds) passed while node "
                     + node.getName() + " was " + (node.getPhase() == Phase.Draining ? "draining" : "waiting to be drained")
