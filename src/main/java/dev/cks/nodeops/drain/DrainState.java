@@ -25,8 +25,8 @@ public class DrainState {
     private String blockCause;
     /** Since when {@link #blockCause} has held the drain without a pod leaving the node. */
     private String blockSince;
-    /** The cause last announced with a Warning event, so each cause is announced once. */
-    private String blockAnnounced;
+    /** The steps of the escalation ladder this drain took, each once per cause, with when and what came of it. */
+    private List<EscalationRecord> escalation = new ArrayList<>();
     /** The controllers of the pods this drain evicted ({@code Kind namespace/name}), for the soak's health gate. */
     private List<String> workloads = new ArrayList<>();
 
@@ -41,7 +41,7 @@ public class DrainState {
             copy.lastApiError = state.lastApiError;
             copy.blockCause = state.blockCause;
             copy.blockSince = state.blockSince;
-            copy.blockAnnounced = state.blockAnnounced;
+            copy.escalation = new ArrayList<>(state.escalation);
             copy.workloads = new ArrayList<>(state.workloads);
         }
         return copy;
@@ -95,6 +95,6 @@ public class DrainState {
     public void setBlockSince(String blockSince) { this.blockSince = blockSince; }
     public List<String> getWorkloads() { return workloads; }
     public void setWorkloads(List<String> workloads) { this.workloads = workloads == null ? new ArrayList<>() : workloads; }
-    public String getBlockAnnounced() { return blockAnnounced; }
-    public void setBlockAnnounced(String blockAnnounced) { this.blockAnnounced = blockAnnounced; }
+    public List<EscalationRecord> getEscalation() { return escalation; }
+    public void setEscalation(List<EscalationRecord> escalation) { this.escalation = escalation == null ? new ArrayList<>() : escalation; }
 }

@@ -87,7 +87,7 @@ public final class NodeDrainer {
         decision.applyTo(next);
         if (decision.kind() == DrainSchedule.Kind.WAIT) {
             return new DrainResult(Outcome.IN_PROGRESS, decision.nextAttemptAt(), Objects.requireNonNullElse(next.getBlockedBy(), ""), next, -1,
-                    List.of(), false);
+                    List.of(), false, List.of());
         }
         boolean givingUp = decision.kind() == DrainSchedule.Kind.GIVE_UP;
 
@@ -98,7 +98,7 @@ public final class NodeDrainer {
             next.setLastApiError(BlockedByReport.tail("listing the pods of node " + node + ": " + e.getMessage()));
             String report = BlockedByReport.format(node, List.of(), Map.of(), next.getLastApiError());
             return givingUp ? finish(Outcome.BLOCKED, next, report + "\n" + decision.why(), -1)
-                    : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt());
+                    : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt(), List.of());
         }
 
         List<Pod> toRemove = new ArrayList<>();
@@ -205,8 +205,12 @@ public final class NodeDrainer {
             return finish(Outcome.DONE, next, "", 0);
         }
         next.setBlockedBy(report);
+        List<DrainEscalation.HeldPod> held = heldPods(stuck, toRemove);
         if (givingUp) {
-            return finish(Outcome.BLOCKED, next, report + "\nThe drain gives up: " + decision.why() + ".", remaining);
+            String gaveUp = report + "\nThe drain gives up: " + decision.why() + ".";
+            next.setBlockedBy(gaveUp);
+            next.setNextAttemptAt(null);
+            return new DrainResult(Outcome.BLOCKED, null, gaveUp, next, remaining, List.of(), false, held);
         }
         List<BudgetNumbers> holding = heldBack.values().stream().distinct()
                 .map(budgets::get).toList();
@@ -214,7 +218,16 @@ public final class NodeDrainer {
         boolean onlyAwaiting = toRemove.size() == gone;
         Duration again = onlyAwaiting && !apiError ? CHECK_COMPLETION : EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
         return inProgress(next, report, remaining, BlockedByReport.budgetHolds(stuck, budgets), podsLeaving, now.plus(again),
-                decision.attemptEndsAt());
+                decision.attemptEndsAt(), held);
+    }
+
+    /** The pods budgets keep on the node (held back, or refused with 429), with their labels for the ladder's selectors. */
+    private static List<DrainEscalation.HeldPod> heldPods(List<StuckPod> stuck, List<Pod> pods) {
+        Map<String, Pod> byRef = new HashMap<>();
+        pods.forEach(p -> byRef.put(PodFilters.name(p), p));
+        return stuck.stream().filter(s -> s.cause() == Cause.DISRUPTION_BUDGET && byRef.containsKey(s.ref()))
+                .map(s -> new DrainEscalation.HeldPod(refOf(byRef.get(s.ref())), byRef.get(s.ref()).getMetadata().getLabels(), s.detail()))
+                .toList();
     }
 
     private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {
@@ -337,13 +350,26 @@ public final class NodeDrainer {
         if (outcome != Outcome.DONE) {
             state.setBlockedBy(report);
         }
-        return new DrainResult(outcome, null, report, state, remaining, List.of(), false);
+        return new DrainResult(outcome, null, report, state, remaining, List.of(), false, List.of());
     }
 
     private static DrainResult inProgress(DrainState state, String report, int remaining, List<BlockedByReport.BudgetHold> holds,
-            boolean podsLeaving, Instant wanted, Instant attemptEndsAt) {
+            boolean podsLeaving, Instant wanted, Instant attemptEndsAt, List<DrainEscalation.HeldPod> held) {
         Instant nextCheck = attemptEndsAt != null && attemptEndsAt.isBefore(wanted) ? attemptEndsAt : wanted;
-        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving);
+        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving, held);
+    }
+
+    /**
+     * Deletes pods (a plain DELETE with their UID as precondition, bypassing their budgets): the escalation
+     * ladder's DeletePods step, which a user opted these pods into. Answers per pod, never throws.
+     */
+    public Map<EvictionApi.PodRef, Answer> delete(List<DrainEscalation.Deletion> deletions) {
+        Map<EvictionApi.PodRef, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+        deletions.forEach(d -> inFlight.put(d.pod(), evictions.remove(d.pod(), d.gracePeriodSeconds(), false, true)));
+        await(CompletableFuture.allOf(inFlight.values().toArray(CompletableFuture[]::new)), System.nanoTime() + STEP_BUDGET.toNanos());
+        Map<EvictionApi.PodRef, Answer> answers = new LinkedHashMap<>();
+        inFlight.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer within " + STEP_BUDGET.toSeconds() + "s", List.of()))));
+        return answers;
     }
 
     /** {@code Kind namespace/name} of the pod's controller; null for a pod no controller manages. */

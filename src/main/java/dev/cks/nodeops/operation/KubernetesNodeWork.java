@@ -9,11 +9,13 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.cks.nodeops.drain.DrainClient;
+import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.EvictionListener;
 import dev.cks.nodeops.drain.NodeDrainer;
 import dev.cks.nodeops.drain.PodFilters;
@@ -97,6 +99,11 @@ public final class KubernetesNodeWork implements NodeWork {
     @Override
     public DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
         return drainer.step(node, options, state, deadline, now);
+    }
+
+    @Override
+    public Map<EvictionApi.PodRef, EvictionApi.Answer> deletePods(List<DrainEscalation.Deletion> deletions) {
+        return drainer.delete(deletions);
     }
 
     @Override

@@ -32,6 +32,7 @@ public final class OperationRecorder {
     public static final String DRAINING = "Draining";
     public static final String NODE_DRAINED = "NodeDrained";
     public static final String DRAIN_BLOCKED = "DrainBlocked";
+    public static final String PODS_DELETED = "PodsDeleted";
     public static final String UNCORDONED = "Uncordoned";
     public static final String PAUSED = "Paused";
     public static final String RESUMED = "Resumed";
@@ -174,20 +175,39 @@ public final class OperationRecorder {
 
     /**
      * A drain step of one node: the progress line (with the budgets holding pods and their numbers) in
-     * Progressing and the message, the drain-blocked metric, and a Warning event when the drain
-     * becomes blocked or its cause changes.
+     * Progressing and the message, the drain-blocked metric, and the escalation ladder's steps taken now:
+     * a Warn is a Warning event and the {@value Conditions#DRAIN_BLOCKED} condition naming the budgets and
+     * pods (by default when the drain becomes blocked, once per cause); deleted pods a Warning event.
      */
     public void drainTick(CustomResource<?, ? extends NodeOperationStatus> resource, String node, DrainTick tick, Instant now) {
         metrics.drainBlocked(kind, resource.getMetadata().getName(), node, tick.blocked());
-        if (tick.outcome() == DrainResult.Outcome.IN_PROGRESS) {
+        if (tick.outcome() == DrainResult.Outcome.IN_PROGRESS && tick.giveUp().isEmpty()) {
             progressing(resource, DRAINING, tick.progress(), now);
         }
-        tick.announcement().ifPresent(text -> events.warning(resource, DRAIN_BLOCKED, text));
+        for (String warning : tick.warnings()) {
+            events.warning(resource, DRAIN_BLOCKED, warning);
+            Conditions.set(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED, true, "BudgetsHoldPods", warning, generation(resource), now);
+        }
+        if (!tick.deleted().isEmpty()) {
+            events.warning(resource, PODS_DELETED, "Deleted pods held on node " + node + " by their budgets, as spec.drain.escalation opted them in: "
+                    + tick.deleted());
+        }
+        if (!tick.blocked()) {
+            drainUnblocked(resource, node);
+        }
     }
 
     /** The node's drain is over (finished, rolled back, released): it no longer counts as blocked. */
     public void drainOver(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
         metrics.drainBlocked(kind, resource.getMetadata().getName(), node, false);
+        drainUnblocked(resource, node);
+    }
+
+    private static void drainUnblocked(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
+        if (Conditions.find(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED)
+                .map(c -> c.getMessage().contains("node " + node + " ")).orElse(false)) {
+            Conditions.remove(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED);
+        }
     }
 
     /** Where the window stands, in status.window (for `kubectl get`'s Next Window column). */

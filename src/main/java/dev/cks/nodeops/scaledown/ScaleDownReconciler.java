@@ -20,6 +20,7 @@ import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EscalationStep;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.NodeWork;
@@ -251,6 +252,10 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         status.setCurrentNode(node.getName());
         DrainTick tick = work.drainTick(node, drainOptions(resource), deadline, now);
         recorder.drainTick(resource, node.getName(), tick, now);
+        if (tick.giveUp().isPresent()) {
+            return tick.giveUp().get() == EscalationStep.Action.SkipNode ? keep(resource, node, tick.why(), now)
+                    : rollBack(resource, node, "DrainGivenUp", "The drain of node " + node.getName() + " was given up: " + tick.why(), now);
+        }
         switch (tick.outcome()) {
             case DONE -> {
                 node.setPhase(Phase.Drained);
@@ -265,10 +270,36 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             }
             default -> {
                 node.setPhase(Phase.Failed);
-                node.setError(BlockedByReport.tail(tick.report()));
-                return rollBack(resource, node, "DrainBlocked", "Node " + node.getName() + " could not be drained:\n" + tick.report(), now);
+                node.setError(BlockedByReport.tail(tick.why()));
+                return rollBack(resource, node, "DrainBlocked", "Node " + node.getName() + " could not be drained:\n" + tick.why(), now);
             }
         }
+    }
+
+    /**
+     * The escalation ladder gave the node up with SkipNode: it is given back (uncordoned unless cordoned
+     * before, unlocked) and kept in the cluster; it moves to status.keptNodes and the others go on. With
+     * no node left to remove, the ScaleDown ends RolledBack: it removed nothing.
+     */
+    private Step keep(ScaleDown resource, ScaleDownNodeStatus node, String why, Instant now) {
+        ScaleDownStatus status = resource.getStatus();
+        work.release(node.getName(), owner(resource), true);
+        recorder.drainOver(resource, node.getName());
+        node.setPhase(Phase.Kept);
+        node.setError(BlockedByReport.tail(why));
+        node.setCompletedAt(Timestamps.format(now));
+        status.getNodes().remove(node);
+        status.getKeptNodes().add(node);
+        status.setTargetNodes(String.join(",", status.getNodes().stream().map(ScaleDownNodeStatus::getName).toList()));
+        status.setProgress(ScaleDownSteps.progress(status.getNodes()));
+        recorder.warning(resource, "NodeKept", "Node " + node.getName() + " is kept, not removed: its drain was given up by " + why
+                + ". It is given back and the other nodes go on.");
+        if (status.getNodes().isEmpty()) {
+            recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, "AllNodesKept", "No node was removed: the drain of every node "
+                    + "was given up by spec.drain.escalation (SkipNode), and each was given back.", now);
+            return Step.finished();
+        }
+        return Step.next();
     }
 
     /**

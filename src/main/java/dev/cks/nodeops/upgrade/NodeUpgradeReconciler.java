@@ -20,7 +20,9 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EscalationStep;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.NodeWork;
@@ -322,8 +324,14 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     }
 
     private Step drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        DrainTick tick = work.drainTick(node, drainOptions(upgrade), Timestamps.parse(upgrade.getStatus().getDeadline()), now);
+        DrainTick tick = work.drainTick(node, drainOptions(upgrade), upgrade.getStatus().deadlineAt(now), now);
         recorder.drainTick(upgrade, node.getName(), tick, now);
+        if (tick.giveUp().isPresent()) {
+            return tick.giveUp().get() == EscalationStep.Action.SkipNode
+                    ? skipNode(upgrade, node, "its drain was given up by " + (tick.outcome() == DrainResult.Outcome.BLOCKED
+                            ? "spec.drain.escalation's SkipNode when the drain ran out of attempts: " : "") + tick.why(), now)
+                    : failNode(upgrade, node, "The drain of node " + node.getName() + " was given up: " + tick.why(), now);
+        }
         return switch (tick.outcome()) {
             case IN_PROGRESS -> tick.next();
             case DONE -> {
@@ -332,8 +340,21 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                 recorder.event(upgrade, OperationRecorder.NODE_DRAINED, "Drained node " + node.getName() + ".");
                 yield Step.next();
             }
-            default -> failNode(upgrade, node, "The drain of node " + node.getName() + " did not finish: " + tick.report(), now);
+            default -> failNode(upgrade, node, "The drain of node " + node.getName() + " did not finish: " + tick.why(), now);
         };
+    }
+
+    /** The escalation ladder gave the node up with SkipNode: it is given back as it is, not upgraded, and the others go on. */
+    private Step skipNode(NodeUpgrade upgrade, UpgradeNodeStatus node, String reason, Instant now) {
+        work.release(node.getName(), owner(upgrade), true);
+        recorder.drainOver(upgrade, node.getName());
+        node.setAction(Action.Skip);
+        node.setPhase(Phase.Skipped);
+        node.setSkipReason(BlockedByReport.tail(reason));
+        node.setCompletedAt(Timestamps.format(now));
+        recorder.warning(upgrade, NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: " + reason
+                + ". It is given back (uncordoned unless it was cordoned before) and the upgrade goes on with the other nodes.");
+        return Step.next();
     }
 
     private Step upgradeStep(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {

@@ -80,6 +80,7 @@ class HelmChartIT {
                 List.of("list", "nodes"), List.of("watch", "nodes"), List.of("patch", "nodes"), List.of("delete", "nodes"),
                 List.of("list", "pods", "-A"), List.of("watch", "pods", "-A"), List.of("create", "pods", "--subresource=eviction", "-n", "shop"),
                 List.of("list", "poddisruptionbudgets.policy", "-A"),
+                List.of("get", "replicasets.apps", "-n", "shop"), List.of("get", "statefulsets.apps", "-n", "shop"),
                 List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
                 List.of("update", "vmmapaudits.nodeops.cks.dev", "--subresource=status"), List.of("update", "scaledowns.nodeops.cks.dev", "--subresource=finalizers"),
                 List.of("create", "events", "-n", "default"),
@@ -120,9 +121,10 @@ class HelmChartIT {
     }
 
     @Test
-    void disableEvictionGrantsPodDeleteOnlyWhenTheValueIsSet() {
-        String rendered = bed.tool("helm", "template", "t", CHART, "--set", "drain.allowDisableEviction=true");
-        assertThat(rendered).contains("plain deletes bypass PodDisruptionBudgets");
+    void podDeleteIsGrantedOnlyWhenDisableEvictionOrTheEscalationLadderIsAllowed() {
+        for (String value : List.of("drain.allowDisableEviction=true", "drain.allowEscalationDelete=true")) {
+            assertThat(bed.tool("helm", "template", "t", CHART, "--set", value)).as(value).contains("plain deletes bypass PodDisruptionBudgets");
+        }
         assertThat(bed.tool("helm", "template", "t", CHART)).doesNotContain("plain deletes bypass PodDisruptionBudgets");
     }
 

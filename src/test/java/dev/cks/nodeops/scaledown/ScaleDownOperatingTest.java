@@ -55,6 +55,7 @@ class ScaleDownOperatingTest {
     private final FakeNodeWork nodes = new FakeNodeWork();
     private final RecordingEvents events = new RecordingEvents();
     private final SimulatedCluster cluster;
+    private final java.util.Map<String, String> vmIds = new java.util.HashMap<>();
     private final ScaleDownReconciler reconciler;
     private ScaleDown scaleDown;
 
@@ -63,7 +64,7 @@ class ScaleDownOperatingTest {
         simulator.addClusterVm(cluster, CONTROL, NodeRole.CONTROL);
         nodes.add(TestNodes.node(CONTROL).controlPlane().build());
         for (String worker : List.of(W1, W2, W3)) {
-            simulator.addClusterVm(cluster, worker, NodeRole.WORKER);
+            vmIds.put(worker, simulator.addClusterVm(cluster, worker, NodeRole.WORKER).id());
             nodes.add(TestNodes.node(worker).build());
         }
         OperationRecorder recorder = new OperationRecorder(ScaleDownReconciler.KIND, events, new OperationMetrics(registry));
@@ -200,6 +201,55 @@ class ScaleDownOperatingTest {
         assertThat(condition(Conditions.PAUSED).getReason()).isEqualTo("Pausing");
 
         assertThat(reconcileToEnd().getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+    }
+
+    private static dev.cks.nodeops.drain.EscalationStep step(int after, dev.cks.nodeops.drain.EscalationStep.Action action) {
+        dev.cks.nodeops.drain.EscalationStep step = new dev.cks.nodeops.drain.EscalationStep();
+        step.setAfterSeconds(after);
+        step.setAction(action);
+        return step;
+    }
+
+    @Test
+    void skipNodeKeepsTheBlockedNodeAndRemovesTheOthers() {
+        for (int i = 0; i < 40; i++) {
+            nodes.thenDrain(W1, (state, now) -> FakeNodeWork.heldPods(state, now.plusSeconds(5), "shop/db-pdb", "needs 1 healthy, has 1, 0 disruptions allowed",
+                    "shop/db-1"));
+        }
+        create(List.of(W1, W2), spec -> spec.getDrain().setEscalation(List.of(step(60, dev.cks.nodeops.drain.EscalationStep.Action.SkipNode))));
+
+        ScaleDownStatus done = reconcileToEnd();
+
+        assertThat(done.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(done.getTargetNodes()).isEqualTo(W2);
+        assertThat(done.getKeptNodes()).singleElement().satisfies(kept -> {
+            assertThat(kept.getName()).isEqualTo(W1);
+            assertThat(kept.getPhase()).isEqualTo(Phase.Kept);
+            assertThat(kept.getError()).contains("spec.drain.escalation step 1 (SkipNode").contains("pdb shop/db-pdb");
+            assertThat(kept.getDrain().getEscalation()).extracting(r -> r.getAction().name()).containsExactly("SkipNode");
+        });
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.ours(W1)).isEmpty();
+        assertThat(simulator.calls("scaleKubernetesCluster")).singleElement()
+                .satisfies(call -> assertThat(call.param("nodeids")).isEqualTo(vmIds.get(W2)));
+        assertThat(condition(Conditions.SUCCEEDED).getMessage()).contains("Kept (their drain was given up): " + W1);
+    }
+
+    @Test
+    void rollBackAtTheEndOfTheLadderPutsEverythingBack() {
+        for (int i = 0; i < 40; i++) {
+            nodes.thenDrain(W1, (state, now) -> FakeNodeWork.heldPods(state, now.plusSeconds(5), "shop/db-pdb", "needs 1 healthy, has 1, 0 disruptions allowed",
+                    "shop/db-1"));
+        }
+        create(List.of(W1, W2), spec -> spec.getDrain().setEscalation(List.of(step(60, dev.cks.nodeops.drain.EscalationStep.Action.RollBack))));
+
+        ScaleDownStatus rolledBack = reconcileToEnd();
+
+        assertThat(rolledBack.getPhase()).isEqualTo(ScaleDownStatus.Phase.RolledBack);
+        assertThat(condition(Conditions.ROLLED_BACK).getMessage()).contains("was given up: spec.drain.escalation step 1 (RollBack");
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.isCordoned(W2)).isFalse();
+        assertThat(simulator.calls("scaleKubernetesCluster")).isEmpty();
     }
 
     @Test

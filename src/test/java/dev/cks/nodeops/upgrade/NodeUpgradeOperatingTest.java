@@ -388,6 +388,77 @@ class NodeUpgradeOperatingTest {
         assertThat(node(WORKERS.get(0)).getPhase()).isEqualTo(Phase.Succeeded);
     }
 
+    // --- the escalation ladder ---
+
+    private static dev.cks.nodeops.drain.EscalationStep step(int after, dev.cks.nodeops.drain.EscalationStep.Action action, String app) {
+        dev.cks.nodeops.drain.EscalationStep step = new dev.cks.nodeops.drain.EscalationStep();
+        step.setAfterSeconds(after);
+        step.setAction(action);
+        if (app != null) {
+            step.setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder().addToMatchLabels("app", app).build());
+        }
+        return step;
+    }
+
+    @Test
+    void aBlockedDrainClimbsTheLadderDeletingOnlyOptedInPodsThenSkipsTheNodeAndGoesOn() {
+        controlPlaneUpgraded();
+        String w1 = WORKERS.get(0);
+        // web-pdb holds web-1 until the ladder deletes it; db-pdb holds db-1 for good.
+        for (int i = 0; i < 100; i++) {
+            nodes.thenDrain(w1, (state, now) -> nodes.calls.stream().anyMatch(c -> c.startsWith("delete pod"))
+                    ? FakeNodeWork.heldPods(state, now.plusSeconds(5), "shop/db-pdb", "needs 1 healthy, has 1, 0 disruptions allowed", "shop/db-1")
+                    : FakeNodeWork.heldPods(state, now.plusSeconds(5), "shop/web-pdb", "needs 2 healthy, has 2, 0 disruptions allowed", "shop/web-1"));
+        }
+        create(spec -> {
+            spec.getDrain().setTimeoutSeconds(3600);
+            spec.getDrain().setEscalation(List.of(step(30, dev.cks.nodeops.drain.EscalationStep.Action.Warn, null),
+                    step(60, dev.cks.nodeops.drain.EscalationStep.Action.DeletePods, "web"),
+                    step(120, dev.cks.nodeops.drain.EscalationStep.Action.SkipNode, null)));
+            spec.getDrain().getEscalation().get(1).setGracePeriodSeconds(5);
+        });
+
+        NodeUpgradeStatus warned = reconcileUntil("warned", s -> Conditions.isTrue(s.getConditions(), Conditions.DRAIN_BLOCKED));
+        assertThat(condition(Conditions.DRAIN_BLOCKED).getMessage()).contains("The drain of node " + w1 + " is blocked")
+                .contains("pdb shop/web-pdb: needs 2 healthy, has 2, 0 disruptions allowed (pods shop/web-1)");
+        assertThat(nodes.calls).noneMatch(c -> c.startsWith("delete pod"));
+
+        NodeUpgradeStatus done = reconcileToEnd();
+
+        assertThat(done.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(nodes.calls.stream().filter(c -> c.startsWith("delete pod"))).as("only the opted-in web pod, once")
+                .containsExactly("delete pod shop/web-1 grace 5");
+        UpgradeNodeStatus skipped = node(w1);
+        assertThat(skipped.getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(skipped.getSkipReason()).contains("spec.drain.escalation step 3 (SkipNode").contains("pdb shop/db-pdb");
+        assertThat(nodes.isCordoned(w1)).isFalse();
+        assertThat(skipped.getDrain().getEscalation()).extracting(r -> r.getAction() + " " + r.getCause() + " " + r.getResult()).containsExactly(
+                "Warn shop/web-pdb warned", "DeletePods shop/web-pdb shop/web-1: deleted",
+                "Warn shop/db-pdb warned", "SkipNode shop/db-pdb gave the node up");
+        assertThat(skipped.getDrain().getEscalation()).allSatisfy(r -> assertThat(r.getAt()).isNotNull());
+        assertThat(events.reasons()).containsSubsequence(OperationRecorder.DRAIN_BLOCKED, OperationRecorder.PODS_DELETED,
+                OperationRecorder.DRAIN_BLOCKED, NodeUpgradeReconciler.NODE_SKIPPED);
+        assertThat(WORKERS.subList(1, 4)).allSatisfy(w -> assertThat(node(w).getPhase()).isEqualTo(Phase.Succeeded));
+        assertThat(condition(Conditions.SUCCEEDED).getReason()).isEqualTo("NodesSkipped");
+        assertThat(Conditions.find(done.getConditions(), Conditions.DRAIN_BLOCKED)).as("gone with the node").isEmpty();
+    }
+
+    @Test
+    void aDrainThatRunsOutOfAttemptsTakesTheLaddersGiveUpStep() {
+        controlPlaneUpgraded();
+        String w1 = WORKERS.get(0);
+        nodes.thenDrain(w1, (state, now) -> new dev.cks.nodeops.drain.DrainResult(dev.cks.nodeops.drain.DrainResult.Outcome.BLOCKED, null,
+                "Node " + w1 + " still has 1 pod: pdb shop/db-pdb", state, 1, List.of(), false, List.of(new dev.cks.nodeops.drain.DrainEscalation.HeldPod(
+                        new dev.cks.nodeops.drain.EvictionApi.PodRef("shop", "db-1", "u"), Map.of("app", "db"), "shop/db-pdb"))));
+        create(spec -> spec.getDrain().setEscalation(List.of(step(3600, dev.cks.nodeops.drain.EscalationStep.Action.SkipNode, "db"))));
+
+        reconcileToEnd();
+
+        assertThat(node(w1).getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(node(w1).getSkipReason()).contains("ran out of attempts").contains("pdb shop/db-pdb");
+        assertThat(upgrade.getStatus().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+    }
+
     // --- opting out ---
 
     @Test
