@@ -46,7 +46,7 @@ class CrdValidationIT {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml"})
+    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "nodeupgrade-maintenance.yaml", "scaledown-maintenance.yaml"})
     void samplesAreAccepted(String sample) throws IOException {
         GenericKubernetesResource resource = client.getKubernetesSerialization()
                 .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);
@@ -56,6 +56,21 @@ class CrdValidationIT {
             assertThat(created.getMetadata().getUid()).isNotBlank();
         } finally {
             client.resource(created).delete();
+        }
+    }
+
+    /** The pod drain policy sample is plain Kubernetes: the API server accepts every document of it (a server-side dry run). */
+    @Test
+    void thePodDrainPolicySampleIsValidKubernetes() throws IOException {
+        String namespace = bed.newNamespace("samples");
+        try {
+            for (String document : Files.readString(Path.of("config/samples/pod-drain-policy.yaml")).split("(?m)^---$")) {
+                GenericKubernetesResource resource = client.getKubernetesSerialization().unmarshal(document, GenericKubernetesResource.class);
+                resource.getMetadata().setNamespace(namespace);
+                assertThat(client.resource(resource).dryRun().create().getMetadata().getName()).isEqualTo(resource.getMetadata().getName());
+            }
+        } finally {
+            client.namespaces().withName(namespace).delete();
         }
     }
 
