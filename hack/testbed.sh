@@ -7,14 +7,23 @@
 #   hack/testbed.sh up [--real] [NAME] [W]  start a cluster NAME with 1 control-plane + W worker nodes
 #   hack/testbed.sh down [--real] [NAME]    stop and delete it
 #   hack/testbed.sh env [NAME]              print KUBECONFIG/PATH exports for a shell
+#   hack/testbed.sh promtool               build (or reuse) promtool, print its path (alert rule tests)
+#   hack/testbed.sh audit-log [NAME]       where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
 # --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
 # see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
+# REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded.
+#   hack/testbed.sh real-info               the real node's name, address, shell image
+#   hack/testbed.sh real-import ARCHIVE     import an image archive into the real node's containerd
+#   hack/testbed.sh host-state DIR          what the real node changes on a host, as files to compare
+#                                           (down --real keeps the one from before in clusters/NAME-host-before)
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# Prometheus 3.16's Go module (its versions are v0.3xx); only promtool is built, for `promtool test rules`.
+PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
 CACHE_ROOT="${CKS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-node-operator}"
 BIN="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION"
 CLUSTERS="$CACHE_ROOT/clusters"
@@ -111,6 +120,19 @@ cmd_build() {
   say "done: $(ls "$BIN" | tr '\n' ' ')"
 }
 
+# promtool is built apart from the bed (only the alert tests need it), on first use.
+cmd_promtool() {
+  local dir="$CACHE_ROOT/tools/prometheus-$PROMETHEUS_VERSION"
+  if [ ! -x "$dir/promtool" ]; then
+    command -v go >/dev/null || { echo "testbed: Go is needed to build promtool" >&2; exit 1; }
+    say "building promtool from github.com/prometheus/prometheus $PROMETHEUS_VERSION (a few minutes cold)"
+    mkdir -p "$dir"
+    GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" >&2
+    mv "$dir/.gobin/promtool" "$dir/promtool"
+  fi
+  echo "$dir/promtool"
+}
+
 # Prints a node manifest from hack/kwok-node.yaml. role: control|node
 node_manifest() { # name role version
   local role_labels="    node-role.kubernetes.io/worker: \"\"" taints="  taints: []"
@@ -167,11 +189,21 @@ cmd_build_real() {
   build_kubernetes kubelet kube-proxy kubeadm
 }
 
+# A node's binaries at K8S_VERSION alone, e.g. an older kubelet for the real node to be upgraded from.
+cmd_build_node() {
+  mkdir -p "$BIN"
+  build_kubernetes kubelet kubeadm kube-proxy
+}
+
 . "$(dirname "$0")/lib/oci.sh"
 . "$(dirname "$0")/lib/realnode.sh"
 
 case "${1:-}" in
   build) if [ "${2:-}" = --real ]; then cmd_build_real; else cmd_build; fi ;;
+  build-node) cmd_build_node ;;
+  real-info) real_info ;;
+  real-import) real_import "$2" ;;
+  host-state) real_host_state "$2" ;;
   bin) echo "$BIN" ;;
   up) shift
     if [ "${1:-}" = --real ]; then
@@ -184,7 +216,9 @@ case "${1:-}" in
       cmd_up "$@"
     fi ;;
   down) shift; if [ "${1:-}" = --real ]; then real_down; else cmd_down "$@"; fi ;;
+  audit-log) echo "$CLUSTERS/clusters/${2:-cksbed}/logs/audit.log" ;;
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  promtool) cmd_promtool ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
 esac

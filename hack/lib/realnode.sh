@@ -12,7 +12,7 @@
 # nftables (see REAL_PACKAGES).
 
 REAL="${CKS_REALNODE_STATE:-/var/lib/cks-node-operator-realnode}"
-REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps"
+REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps busybox-static"
 REAL_BRIDGE=cks0
 REAL_NODE_IP=10.244.0.1     # the bridge's address: the API server, the kubelet and node port traffic stay on it
 REAL_POD_CIDR=10.244.0.0/24
@@ -20,6 +20,7 @@ REAL_CLUSTER_CIDR=10.244.0.0/16
 REAL_SERVICE_CIDR=10.96.0.0/12
 REAL_SOCK="$REAL/containerd/containerd.sock"
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
+REAL_BUSYBOX=cks-realnode/busybox
 # Directories kubeadm, the kubelet and the operator's upgrade Jobs use at fixed places; removed at teardown unless they existed before.
 REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni"
 # Sysctls the kernel changes by itself, not the bed.
@@ -30,7 +31,7 @@ real_ctr() { ctr --address "$REAL_SOCK" -n k8s.io "$@"; }
 real_check_host() {
   [ "$(id -u)" = 0 ] || { echo "testbed: the real node needs root (it runs containerd, a kubelet and kubeadm)" >&2; exit 1; }
   local missing=()
-  for tool in containerd runc ctr iptables-save iptables-restore nft ip mount findmnt losetup sysctl; do
+  for tool in containerd runc ctr iptables-save iptables-restore nft ip mount findmnt losetup sysctl busybox; do
     command -v "$tool" >/dev/null || missing+=("$tool")
   done
   [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || missing+=(/usr/lib/cni/bridge)
@@ -122,13 +123,67 @@ real_images() {
     fi
     rm -f "$images/$bin.oci.tar"
   done
+  # A shell for test pods and the upgrade Jobs (sh, nsenter, sha256sum, cut): the host's static
+  # busybox. Imported from its OCI archive, so the digest pods pin is the one written here.
+  local version; version=$(busybox 2>&1 | sed -n '1s/^BusyBox v\([0-9.]*\).*/\1/p')
+  mkdir -p "$stage/busybox/bin"
+  cp "$(command -v busybox)" "$stage/busybox/bin/busybox"
+  for applet in $(busybox --list); do [ "$applet" = busybox ] || ln -s busybox "$stage/busybox/bin/$applet"; done
+  # This machine's PID 1 (the sandbox's own init) holds a capability root lacks, so even root may not
+  # enter its namespaces: `nsenter -t 1` (how the operator's upgrade Jobs reach the host) is refused.
+  # In this image nsenter stands the process playing kubelet.service in for PID 1: a root process in
+  # the host's namespaces, as PID 1 is on a real node. Every other argument is passed on. The shell is
+  # the host's dash, not busybox's, which would run its own nsenter applet without looking at PATH.
+  rm "$stage/busybox/bin/nsenter" "$stage/busybox/bin/sh"
+  cp "$(command -v dash)" "$stage/busybox/bin/sh"
+  local lib
+  for lib in $(ldd "$(command -v dash)" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+    mkdir -p "$stage/busybox$(dirname "$lib")"; cp -L "$lib" "$stage/busybox$lib"
+  done
+  cat > "$stage/busybox/bin/nsenter" <<'EOF_NSENTER'
+#!/bin/sh
+init=1
+for p in /proc/[0-9]*; do
+  case "$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" in *kubelet-service.sh*) init=${p#/proc/}; break ;; esac
+done
+n=$#; previous=""
+for a in "$@"; do
+  if [ "$previous" = -t ] && [ "$a" = 1 ]; then set -- "$@" "$init"; else set -- "$@" "$a"; fi
+  previous=$a
+done
+shift "$n"
+exec /bin/busybox nsenter "$@"
+EOF_NSENTER
+  chmod 755 "$stage/busybox/bin/nsenter"
+  oci_image "$REAL_BUSYBOX:$version" "$images/busybox" "\"Env\":[\"PATH=/bin\"],\"Entrypoint\":[\"/bin/sh\"]" "$stage/busybox"
+  echo "$REAL_BUSYBOX:$version@$(cat "$images/busybox.digest")" > "$images/busybox.ref"
+  rm -f "$images/busybox.docker.tar"
   rm -rf "$stage"
+}
+
+# Imports an image archive (OCI or docker) into the node's containerd, as on an air-gapped node.
+real_import() { real_ctr images import "$1" >&2; }
+
+# What tests need to know about the running real node, as key=value lines.
+real_info() {
+  [ -f "$REAL/cluster" ] || { echo "testbed: no real node" >&2; exit 1; }
+  echo "node=$(cat "$REAL/node")"
+  echo "nodeIp=$REAL_NODE_IP"
+  echo "shellImage=$(cat "$REAL/images/busybox.ref")"
+  echo "stateDir=$REAL"
+  echo "kubeletVersion=$(readlink "$REAL/bin/kubelet" | xargs dirname | xargs basename)"
 }
 
 real_write_configs() { # name node
   local name=$1 node=$2
-  mkdir -p "$REAL/containerd" "$REAL/cni/net.d" "$REAL/cni/ipam" "$REAL/etcd" "$REAL/bin"
-  for b in kubelet kubeadm kube-proxy; do ln -sfn "$BIN/$b" "$REAL/bin/$b"; done
+  mkdir -p "$REAL/containerd" "$REAL/cni/net.d" "$REAL/cni/ipam" "$REAL/etcd" "$REAL/bin" "$REAL/versions"
+  # Each version's node binaries, and the ones the node runs: kubeadm and kube-proxy of the control
+  # plane's version, the kubelet of REAL_NODE_VERSION (an upgrade relinks it and restarts the kubelet).
+  ln -sfn "$BIN" "$REAL/versions/$K8S_VERSION"
+  ln -sfn "$NODE_BIN" "$REAL/versions/$REAL_NODE_VERSION"
+  ln -sfn "$REAL/versions/$K8S_VERSION/kubeadm" "$REAL/bin/kubeadm"
+  ln -sfn "$REAL/versions/$K8S_VERSION/kube-proxy" "$REAL/bin/kube-proxy"
+  ln -sfn "$REAL/versions/$REAL_NODE_VERSION/kubelet" "$REAL/bin/kubelet"
   cat > "$REAL/containerd/config.toml" <<EOF
 version = 2
 root = "$REAL/containerd/root"
@@ -244,12 +299,20 @@ real_up() { # name workers
     real_down || { echo "testbed: the earlier real node's teardown left differences (above); fix them before starting again" >&2; exit 1; }
   fi
   cmd_build_real
+  REAL_NODE_VERSION="${REAL_NODE_VERSION:-$K8S_VERSION}"
+  NODE_BIN=$BIN
+  if [ "$REAL_NODE_VERSION" != "$K8S_VERSION" ]; then
+    say "the node's kubelet starts at $REAL_NODE_VERSION"
+    K8S_VERSION=$REAL_NODE_VERSION "$0" build-node >&2
+    NODE_BIN=$(K8S_VERSION=$REAL_NODE_VERSION "$0" bin)
+  fi
   export PATH="$BIN:$PATH"
   mkdir -p "$REAL" "$CLUSTERS"
   say "recording the host's state (sysctls, iptables, mounts, links, loop devices, cgroups, paths, daemons)"
   real_host_state "$REAL/host-before"
   echo "$name" > "$REAL/cluster"
   local node="$name-control-$(printf '%010x' 0x18c2f3a800)"
+  echo "$node" > "$REAL/node"
   say "building the control-plane and pause images"
   real_images
   real_write_configs "$name" "$node"
@@ -261,7 +324,11 @@ real_up() { # name workers
   real_start containerd "$REAL/containerd.log" containerd --config "$REAL/containerd/config.toml"
   for _ in $(seq 1 100); do real_ctr version >/dev/null 2>&1 && break; sleep 0.2; done
   local image
-  for image in "$REAL"/images/*.docker.tar; do real_ctr images import "$image" >/dev/null; done
+  for image in "$REAL"/images/*.docker.tar "$REAL"/images/busybox.oci.tar; do real_ctr images import "$image" >/dev/null; done
+  # A pull records an image under its digest too; an import does not. Pods that pin the shell image by
+  # digest (imagePullPolicy IfNotPresent) find it only under that name.
+  local shell; shell=$(cat "$REAL/images/busybox.ref")
+  real_ctr images tag "$(oci_full_name "${shell%%:*}"):$(echo "${shell#*:}" | cut -d@ -f1)" "$(oci_full_name "${shell%%:*}")@${shell#*@}" >/dev/null
 
   say "kubeadm init $node ($K8S_VERSION)"
   real_start kubelet-service "$REAL/kubelet.log" "$REAL/kubelet-service.sh"
@@ -282,7 +349,7 @@ real_up() { # name workers
     done
   } | { [ "$workers" -gt 0 ] && kubectl --kubeconfig "$kubeconfig" apply -f - >&2 || cat >/dev/null; }
   kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=120s >&2
-  say "real node $node is up (kubeadm, containerd, kubelet $K8S_VERSION) with $workers KWOK workers"
+  say "real node $node is up (kubeadm $K8S_VERSION, containerd, kubelet $REAL_NODE_VERSION) with $workers KWOK workers"
   echo "$kubeconfig"
 }
 
@@ -342,6 +409,7 @@ real_down() {
   # The daemons' logs outlive the node, for a test that failed.
   rm -rf "$CLUSTERS/$cluster-logs"; mkdir -p "$CLUSTERS/$cluster-logs"
   cp "$REAL"/*.log "$CLUSTERS/$cluster-logs/" 2>/dev/null || true
+  rm -rf "$CLUSTERS/$cluster-host-before"; cp -r "$REAL/host-before" "$CLUSTERS/$cluster-host-before"
   if real_host_diff "$REAL/host-before" > "$CLUSTERS/$cluster.teardown"; then
     say "the host is as it was before the real node"
     rm -rf "$REAL"

@@ -1,4 +1,7 @@
 #!/bin/sh
+# Licensed under the Apache License, Version 2.0; derived from Apache CloudStack's
+# plugins/integrations/kubernetes-service/src/main/resources/script/upgrade-kubernetes.sh (Copyright The Apache Software Foundation). See NOTICE.
+#
 # The node upgrade of CloudStack Kubernetes Service (CKS), as the operator runs it on each node.
 # CloudStack copies its own upgrade-kubernetes.sh to a node only during its own upgrade, so the
 # operator ships this copy (ConfigMap cks-node-operator-upgrade-script) and runs it in the host's

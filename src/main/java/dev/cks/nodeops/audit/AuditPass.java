@@ -75,7 +75,7 @@ public final class AuditPass {
             status.setPhase(Phase.Error);
             status.setMessage(e.getMessage());
             status.setLastRun(lastRun(startedAt, calls.count, null, "CloudStack could not answer: " + e.getMessage()));
-            metrics.countRun(audit.getMetadata().getName(), "unreachable");
+            metrics.countRun(audit.getMetadata().getName(), AuditMetrics.RunOutcome.UNREACHABLE);
             return new Outcome(status, Optional.of(interval));
         }
     }
@@ -102,7 +102,7 @@ public final class AuditPass {
             status.setMessage(why);
             Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC, "ClusterNotFound", why, generation, startedAt);
             status.setLastRun(lastRun(startedAt, calls.count, null, why));
-            metrics.countRun(audit.getMetadata().getName(), "error");
+            metrics.countRun(audit.getMetadata().getName(), AuditMetrics.RunOutcome.ERROR);
             return new Outcome(status, Optional.of(interval));
         }
         ClusterView cluster = lookup.cluster().get();
@@ -120,7 +120,7 @@ public final class AuditPass {
             Conditions.setUnknown(status.getConditions(), Conditions.IN_SYNC,
                     cluster.isCloudManaged() ? "ClusterNotSettled" : "ExternalManaged", skipReason.get(), generation, startedAt);
             status.setLastRun(lastRun(startedAt, calls.count, cluster.state(), skipReason.get()));
-            metrics.countRun(audit.getMetadata().getName(), "skipped");
+            metrics.countRun(audit.getMetadata().getName(), AuditMetrics.RunOutcome.SKIPPED);
             return new Outcome(status, Optional.of(interval));
         }
 
@@ -137,7 +137,7 @@ public final class AuditPass {
                     + " and the next run checks again.";
             status.setMessage(note);
             status.setLastRun(lastRun(startedAt, calls.count, again.map(ClusterView::state).orElse(cluster.state()), note));
-            metrics.countRun(audit.getMetadata().getName(), "changed");
+            metrics.countRun(audit.getMetadata().getName(), AuditMetrics.RunOutcome.CHANGED);
             return new Outcome(status, Optional.of(interval));
         }
 
@@ -147,6 +147,9 @@ public final class AuditPass {
 
         status.setFindings(plan.findings());
         status.setFindingCount(plan.findingCount());
+        Map<String, Integer> counts = new java.util.TreeMap<>();
+        plan.countsByType().forEach((type, count) -> counts.put(type.name(), count));
+        status.setFindingCounts(counts);
         status.setReportedKeys(plan.reportedKeys());
         String summary = summary(cluster, plan);
         status.setMessage(summary);
@@ -157,7 +160,10 @@ public final class AuditPass {
                 : "Only the VM map and the VMs were compared: " + clusterNodes.unavailableReason() + ".";
         VMMapAuditStatus.LastRun lastRun = lastRun(startedAt, calls.count, cluster.state(), note);
         status.setLastRun(lastRun);
-        metrics.recordRun(audit.getMetadata().getName(), plan.countsByType(), startedAt, Duration.ofMillis(lastRun.getDurationMillis()));
+        if (note == null) {
+            status.setLastCompleteRunAt(lastRun.getStartedAt());
+        }
+        metrics.recordComparison(audit.getMetadata().getName(), Duration.ofMillis(lastRun.getDurationMillis()), note == null);
         return new Outcome(status, Optional.of(interval));
     }
 

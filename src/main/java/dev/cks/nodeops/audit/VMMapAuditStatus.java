@@ -2,6 +2,8 @@ package dev.cks.nodeops.audit;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import dev.cks.nodeops.common.OperationStatus;
 
@@ -12,6 +14,10 @@ public class VMMapAuditStatus extends OperationStatus {
     private String clusterId;
     private LastRun lastRun;
     private Integer findingCount;
+    /** Current findings by type (the findings list is bounded; these counts are not), for metrics and alerts. */
+    private Map<String, Integer> findingCounts = new TreeMap<>();
+    /** When the last run that compared all three views started; an audit that stops completing is an alert. */
+    private String lastCompleteRunAt;
     private List<VmMapFinding> findings = new ArrayList<>();
     /** Keys of the findings already reported, so each is reported once across restarts and replicas. */
     private List<String> reportedKeys = new ArrayList<>();
@@ -44,6 +50,10 @@ public class VMMapAuditStatus extends OperationStatus {
     public void setLastRun(LastRun lastRun) { this.lastRun = lastRun; }
     public Integer getFindingCount() { return findingCount; }
     public void setFindingCount(Integer findingCount) { this.findingCount = findingCount; }
+    public Map<String, Integer> getFindingCounts() { return findingCounts; }
+    public void setFindingCounts(Map<String, Integer> findingCounts) { this.findingCounts = findingCounts == null ? new TreeMap<>() : findingCounts; }
+    public String getLastCompleteRunAt() { return lastCompleteRunAt; }
+    public void setLastCompleteRunAt(String lastCompleteRunAt) { this.lastCompleteRunAt = lastCompleteRunAt; }
     public List<VmMapFinding> getFindings() { return findings; }
     public void setFindings(List<VmMapFinding> findings) { this.findings = findings == null ? new ArrayList<>() : findings; }
     public List<String> getReportedKeys() { return reportedKeys; }

@@ -17,6 +17,13 @@ public final class CloudStackApiMetrics {
     public static final String RETRIES = "cloudstack.api.retries";
     public static final String ERRORS = "cloudstack.api.errors";
     public static final String JOBS = "cloudstack.api.jobs";
+    public static final String CREDENTIALS_REJECTED = "cloudstack.api.credentials.rejected";
+
+    /**
+     * 1 from a request CloudStack refused as unauthenticated (errorcode 401: wrong keys, or a clock too far
+     * off for the signature) until a request succeeds. One per process: every client uses the same keys.
+     */
+    private static final java.util.concurrent.atomic.AtomicInteger CREDENTIALS_STATE = new java.util.concurrent.atomic.AtomicInteger();
 
     public static final String SUCCESS = "success";
 
@@ -24,6 +31,8 @@ public final class CloudStackApiMetrics {
 
     public CloudStackApiMetrics(MeterRegistry registry) {
         this.registry = registry;
+        io.micrometer.core.instrument.Gauge.builder(CREDENTIALS_REJECTED, CREDENTIALS_STATE, java.util.concurrent.atomic.AtomicInteger::get)
+                .description("1 while CloudStack rejects the operator's API keys (errorcode 401)").strongReference(true).register(registry);
     }
 
     public void recordRequest(String command, String outcome, Duration duration) {
@@ -33,6 +42,9 @@ public final class CloudStackApiMetrics {
                 .tag("outcome", outcome)
                 .register(registry)
                 .record(duration);
+        if (SUCCESS.equals(outcome)) {
+            CREDENTIALS_STATE.set(0);
+        }
     }
 
     public void recordJob(String command, String outcome, Duration duration) {
@@ -54,6 +66,9 @@ public final class CloudStackApiMetrics {
                 .tag("command", command)
                 .tag("errorcode", errorCode == null ? "none" : errorCode.toString())
                 .register(registry).increment();
+        if (errorCode != null && errorCode == CloudStackException.UNAUTHORIZED) {
+            CREDENTIALS_STATE.set(1);
+        }
     }
 
     /** The outcome tag of a failure: its kind, in lower case. */

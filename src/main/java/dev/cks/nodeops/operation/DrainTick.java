@@ -84,7 +84,8 @@ public record DrainTick(DrainResult.Outcome outcome, String progress, Step next,
     }
 
     /** How long the drain has been blocked; null when it is not (yet) blocked. */
-    private static Duration blockedFor(DrainState state, Instant now) {
+    /** How long budgets have held the node's pods with none leaving, once that is {@link #BLOCKED_AFTER} or more; else null. */
+    public static Duration blockedFor(DrainState state, Instant now) {
         Instant since = Timestamps.parse(state.getBlockSince());
         if (state.getBlockCause() == null || since == null) {
             return null;

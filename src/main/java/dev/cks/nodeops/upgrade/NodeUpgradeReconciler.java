@@ -219,7 +219,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         }
         recorder.waiting(upgrade, "MaxUnavailable", "No further node starts now: " + selection.limit()
                 + ". It starts when one of them is available again.", now);
-        // The Node informer wakes us when a node becomes Ready or schedulable.
+        // Those nodes are not this upgrade's, so their changes do not wake it: it looks again.
         return Step.onEvent();
     }
 

@@ -138,8 +138,12 @@ public final class UpgradeJob {
         String hostScript = HOST_DIR + "/$0.sh";
         StringBuilder text = new StringBuilder("set -eu\n")
                 .append("mkdir -p ").append(paths.hostRoot()).append(HOST_DIR).append("\n")
-                .append("cp ").append(paths.script()).append(' ').append(paths.hostRoot()).append(hostScript).append("\n")
-                .append("actual=$(sha256sum ").append(paths.hostRoot()).append(hostScript).append(" | cut -d ' ' -f 1)\n")
+                .append("cp ").append(paths.script()).append(' ').append(paths.hostRoot()).append(hostScript).append("\n");
+        // It becomes part of a root shell's program: only a hex digest may.
+        if (scriptSha256 == null || !scriptSha256.matches("[0-9a-f]{64}")) {
+            throw new IllegalArgumentException("not a sha256 hex digest: " + scriptSha256);
+        }
+        text.append("actual=$(sha256sum ").append(paths.hostRoot()).append(hostScript).append(" | cut -d ' ' -f 1)\n")
                 .append("if [ \"$actual\" != ").append(scriptSha256).append(" ]; then\n")
                 .append("  echo \"The upgrade script's sha256 is $actual, not ").append(scriptSha256)
                 .append(" as recorded on this Job (").append(ANNOTATION_SCRIPT_SHA256)

@@ -42,6 +42,23 @@ class OperatorAcceptsSamplesIT {
         }
     }
 
+    /** The chart's logFormat: json: every line the operator writes is one JSON object with a level and a message. */
+    @Test
+    void logsAreJsonLinesWhenAskedFor(TestBed bed) throws IOException {
+        String output;
+        try (OperatorProcess operator = OperatorProcess.start(bed, "json-logs", Map.of("quarkus.log.console.json.enabled", "true"))) {
+            output = operator.output();
+        }
+        List<String> lines = output.lines().filter(l -> !l.isBlank()).toList();
+        assertThat(lines).as("the operator wrote something").isNotEmpty();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (String line : lines) {
+            com.fasterxml.jackson.databind.JsonNode entry = json.readTree(line);
+            assertThat(entry.isObject()).as(line).isTrue();
+            assertThat(entry.hasNonNull("level") && entry.hasNonNull("message")).as("level and message in %s", line).isTrue();
+        }
+    }
+
     private static boolean observed(GenericKubernetesResource resource) {
         Map<String, Object> status = resource.get("status");
         return status != null && status.get("observedGeneration") != null

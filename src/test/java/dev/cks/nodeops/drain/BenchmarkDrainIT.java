@@ -105,7 +105,7 @@ class BenchmarkDrainIT {
                 "{\"metadata\":{\"annotations\":{\"nodeops.cks.dev/cordoned-by\":null}},\"spec\":{\"unschedulable\":null}}");
     }
 
-    private static Run ours(TestBed testBed, String node, String scenario) throws Exception {
+    static Run ours(TestBed testBed, String node, String scenario) throws Exception {
         AtomicInteger requests = new AtomicInteger();
         AtomicInteger evictions = new AtomicInteger();
         Config config = new ConfigBuilder(testBed.client().getConfiguration()).withRequestRetryBackoffLimit(0).build();
@@ -139,7 +139,7 @@ class BenchmarkDrainIT {
         }
     }
 
-    private static Run kubectl(TestBed testBed, String node, String scenario) throws IOException, InterruptedException {
+    static Run kubectl(TestBed testBed, String node, String scenario) throws IOException, InterruptedException {
         Process bin = new ProcessBuilder("bash", "hack/testbed.sh", "bin").directory(testBed.projectRoot().toFile()).start();
         Path kubectl = Path.of(new String(bin.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip(), "kubectl");
         bin.waitFor();
@@ -159,7 +159,7 @@ class BenchmarkDrainIT {
         return new Run("kubectl", scenario, seconds, requests, evictions);
     }
 
-    private static String report(List<Run> results, int runs) {
+    static String report(List<Run> results, int runs) {
         StringBuilder out = new StringBuilder();
         out.append("| scenario | tool | runs | median wall time (s) | min–max (s) | median API requests | median eviction POSTs |\n");
         out.append("|---|---|---|---|---|---|---|\n");

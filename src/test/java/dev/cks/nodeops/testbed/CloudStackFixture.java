@@ -37,7 +37,7 @@ public final class CloudStackFixture implements AutoCloseable {
 
     /** A CloudManaged cluster named `clusterName` whose VM map holds one VM per node, named as the node. */
     public static CloudStackFixture forNodes(TestBed bed, String clusterName, String clusterType, List<Node> nodes) {
-        CloudStackSimulator simulator = CloudStackSimulator.start();
+        CloudStackSimulator simulator = CloudStackSimulator.start(bed.simulatorAddress(), 0, java.time.Clock.systemUTC());
         String versionId = simulator.addSupportedVersion("1.35.4").id();
         SimulatedCluster cluster = simulator.addCluster(clusterName, Owner.of(simulator.defaultAccount()), clusterType, versionId);
         CloudStackFixture fixture = new CloudStackFixture(bed, simulator, cluster, "cloudstack-" + clusterName);

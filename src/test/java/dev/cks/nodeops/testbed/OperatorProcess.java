@@ -32,9 +32,16 @@ public final class OperatorProcess implements AutoCloseable {
         this.httpPort = httpPort;
     }
 
-    /** Starts the operator with the given Quarkus properties and waits until it reports ready. */
+    /**
+     * Starts the operator with the given Quarkus properties, as the chart's ServiceAccount with the chart's
+     * RBAC (see {@link TestBed#operatorKubeconfig}), and waits until it reports ready.
+     */
     public static OperatorProcess start(TestBed bed, String name, Map<String, String> properties) {
-        return start(bed, bed.kubeconfig(), name, properties);
+        try {
+            return start(bed, bed.operatorKubeconfig(properties), name, properties);
+        } catch (IOException e) {
+            throw new IllegalStateException("could not give the operator the chart's ServiceAccount: " + e.getMessage(), e);
+        }
     }
 
     /** Starts the operator authenticated by the given kubeconfig (e.g. a ServiceAccount's token). */

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -27,18 +28,32 @@ public final class TestBed implements AutoCloseable {
     public static final String CLUSTER = System.getProperty("TESTBED_CLUSTER",
             System.getenv().getOrDefault("TESTBED_CLUSTER", "cksit"));
     public static final String OPERATOR_NAMESPACE = "cks-node-operator";
+    /** The chart installed as release `cks-node-operator` names its ServiceAccount like this. */
+    public static final String OPERATOR_SERVICE_ACCOUNT = "cks-node-operator";
+    static final String AUDIT_POLICY = "src/test/resources/audit/operator-calls-policy.yaml";
+    static final String CHART = "deploy/helm/cks-node-operator";
+    /** Every CloudStack Secret the operator's RBAC was rendered for: each fixture has its own. */
+    private static final java.util.Set<String> GRANTED_SECRETS = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The kubelet version the real node starts at, one patch behind the control plane, so a NodeUpgrade has work. */
+    public static final String REAL_NODE_VERSION = System.getProperty("realnode.kubeletVersion", "v1.35.3");
     private static TestBed shared;
     private static RuntimeException startFailure;
+    private static TestBed sharedReal;
+    private static RuntimeException realStartFailure;
 
     private final Path projectRoot;
     private final Path kubeconfig;
     private final KubernetesClient client;
     private final String serverVersion;
     private final AtomicInteger names = new AtomicInteger();
+    /** Empty for the KWOK bed; for the real bed what `hack/testbed.sh real-info` prints (node, nodeIp, shellImage, ...). */
+    private final Map<String, String> realNode;
+    private boolean closed;
 
-    private TestBed(Path projectRoot, Path kubeconfig) throws IOException {
+    private TestBed(Path projectRoot, Path kubeconfig, Map<String, String> realNode) throws IOException {
         this.projectRoot = projectRoot;
         this.kubeconfig = kubeconfig;
+        this.realNode = realNode;
         Config config = Config.fromKubeconfig(Files.readString(kubeconfig));
         // The drain must see 429s itself, so tests use a client that does not retry them either.
         config.setRequestRetryBackoffLimit(0);
@@ -65,14 +80,82 @@ public final class TestBed implements AutoCloseable {
         return shared;
     }
 
+    /**
+     * The real-mode bed: a kubeadm control-plane node on this machine (containerd, runc, a real
+     * kubelet at {@link #REAL_NODE_VERSION}) with 2 KWOK workers; needs root. Torn down (and the host
+     * checked) by {@link #closeSharedReal()} or at the end of the JVM.
+     */
+    public static synchronized TestBed sharedReal() {
+        if (realStartFailure != null) {
+            throw realStartFailure;
+        }
+        if (sharedReal == null) {
+            try {
+                Path root = locateProjectRoot();
+                Path log = root.resolve("target/testbed-real.log");
+                Files.createDirectories(log.getParent());
+                System.out.println("[testbed] starting a real kubeadm node with hack/testbed.sh up --real " + CLUSTER + " 2 (log: " + log + ")");
+                String out = run(root, log, Duration.ofMinutes(60), Map.of("REAL_NODE_VERSION", REAL_NODE_VERSION),
+                        "bash", "hack/testbed.sh", "up", "--real", CLUSTER, "2");
+                Map<String, String> info = new java.util.LinkedHashMap<>();
+                run(root, log, Duration.ofMinutes(1), Map.of(), "bash", "hack/testbed.sh", "real-info").lines()
+                        .map(line -> line.split("=", 2)).forEach(kv -> info.put(kv[0], kv[1]));
+                sharedReal = new TestBed(root, Path.of(out.strip().lines().reduce((a, b) -> b).orElseThrow()), Map.copyOf(info));
+                Runtime.getRuntime().addShutdownHook(new Thread(sharedReal::close));
+                System.out.println("[testbed] real node " + info.get("node") + " (kubelet " + info.get("kubeletVersion") + ") at "
+                        + sharedReal.client.getMasterUrl());
+            } catch (Exception e) {
+                realStartFailure = new IllegalStateException("The real test node (kubeadm, containerd, a kubelet on this machine) could not be started, "
+                        + "so this test cannot run. Cause: " + e.getMessage() + ". It needs root and the Debian packages named by "
+                        + "`hack/testbed.sh up --real`; see target/testbed-real.log.", e);
+                throw realStartFailure;
+            }
+        }
+        return sharedReal;
+    }
+
+    /**
+     * Tears the real node down now and checks the host: returns the teardown's report, throws with
+     * the differences when the host is not as it was before the node started.
+     */
+    public static synchronized String closeSharedReal() throws IOException, InterruptedException {
+        TestBed bed = sharedReal();
+        bed.closed = true;
+        bed.client.close();
+        return run(bed.projectRoot, null, Duration.ofMinutes(5), Map.of(), "bash", "hack/testbed.sh", "down", "--real");
+    }
+
+    public boolean isReal() {
+        return !realNode.isEmpty();
+    }
+
+    /** What the real node is: node, nodeIp, shellImage (a busybox pinned by digest), stateDir, kubeletVersion. */
+    public String realNode(String key) {
+        if (!isReal()) {
+            throw new IllegalStateException("not the real-mode bed");
+        }
+        return realNode.get(key);
+    }
+
+    /** Where a server in the test JVM must listen for the cluster's pods to reach it. */
+    public java.net.InetAddress simulatorAddress() {
+        try {
+            return isReal() ? java.net.InetAddress.getByName(realNode("nodeIp")) : java.net.InetAddress.getLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static TestBed start() throws IOException, InterruptedException {
         Path root = locateProjectRoot();
         Path log = root.resolve("target/testbed.log");
         Files.createDirectories(log.getParent());
         System.out.println("[testbed] starting the real control plane with hack/testbed.sh up " + CLUSTER + " 3 (log: " + log + ")");
-        String out = run(root, log, Duration.ofMinutes(45), "bash", "hack/testbed.sh", "up", CLUSTER, "3");
+        // The API server audits every call of the operator's ServiceAccounts, for LeastPrivilegeIT.
+        String out = run(root, log, Duration.ofMinutes(45), Map.of("TESTBED_AUDIT_POLICY", root.resolve(AUDIT_POLICY).toString()),
+                "bash", "hack/testbed.sh", "up", CLUSTER, "3");
         Path kubeconfig = Path.of(out.strip().lines().reduce((a, b) -> b).orElseThrow());
-        TestBed bed = new TestBed(root, kubeconfig);
+        TestBed bed = new TestBed(root, kubeconfig, Map.of());
         System.out.println("[testbed] Kubernetes API server " + bed.serverVersion + " (real kube-apiserver, controller-manager, scheduler, KWOK) at "
                 + bed.client.getMasterUrl());
         bed.installCrds();
@@ -157,7 +240,7 @@ public final class TestBed implements AutoCloseable {
 
     private String runQuietly(String... command) {
         try {
-            return run(projectRoot, null, Duration.ofMinutes(1), command);
+            return run(projectRoot, null, Duration.ofMinutes(1), Map.of(), command);
         } catch (Exception e) {
             throw new IllegalStateException(String.join(" ", command) + " failed: " + e.getMessage(), e);
         }
@@ -165,7 +248,12 @@ public final class TestBed implements AutoCloseable {
 
     /** Runs a command in the project root; stderr goes to the log (or is kept for the error), stdout is returned. */
     static String run(Path root, Path log, Duration timeout, String... command) throws IOException, InterruptedException {
+        return run(root, log, timeout, Map.of(), command);
+    }
+
+    static String run(Path root, Path log, Duration timeout, Map<String, String> env, String... command) throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(root.toFile());
+        builder.environment().putAll(env);
         Path err = log != null ? log : Files.createTempFile("testbed", ".err");
         builder.redirectError(log != null ? ProcessBuilder.Redirect.appendTo(err.toFile()) : ProcessBuilder.Redirect.to(err.toFile()));
         Process process = builder.start();
@@ -245,12 +333,59 @@ public final class TestBed implements AutoCloseable {
         return file;
     }
 
+    /**
+     * A kubeconfig for the operator as it runs in a cluster: the chart's ServiceAccount with exactly the
+     * chart's RBAC (rendered by Helm for the Secret and namespace in the operator's properties and applied
+     * here), so a call the chart does not grant fails the test, and the audit log attributes every call
+     * to the operator.
+     */
+    public Path operatorKubeconfig(Map<String, String> operatorProperties) throws IOException {
+        String namespace = operatorProperties.getOrDefault("cks.namespace", OPERATOR_NAMESPACE);
+        String secretNamespace = operatorProperties.getOrDefault("cks.cloudstack.secret-namespace", "kube-system");
+        String secretName = operatorProperties.getOrDefault("cks.cloudstack.secret-name", "cloudstack-secret");
+        String rbac = tool("helm", "template", OPERATOR_SERVICE_ACCOUNT, CHART, "-n", namespace, "--kube-version", serverVersion,
+                "--set", "cloudstack.secretNamespace=" + secretNamespace, "--set", "cloudstack.secretName=" + secretName,
+                "--show-only", "templates/serviceaccount.yaml", "--show-only", "templates/rbac.yaml");
+        Path manifest = projectRoot.resolve("target/operator-rbac-" + namespace + ".yaml");
+        Files.writeString(manifest, rbac);
+        tool("kubectl", "apply", "--server-side", "--force-conflicts", "--field-manager=testbed", "-f", manifest.toString());
+        GRANTED_SECRETS.add(secretNamespace + "/" + secretName);
+        return kubeconfigForServiceAccount(namespace, OPERATOR_SERVICE_ACCOUNT);
+    }
+
+    /** Records a CloudStack Secret the chart's RBAC grants to an operator a test installed with Helm itself. */
+    public static void recordGrantedSecret(String namespace, String name) {
+        GRANTED_SECRETS.add(namespace + "/" + name);
+    }
+
+    /** namespace/name of every CloudStack Secret an operator of this run was granted. */
+    public static java.util.Set<String> grantedSecrets() {
+        return java.util.Set.copyOf(GRANTED_SECRETS);
+    }
+
+    /** The API server's audit log (the operator's calls only, see {@link #AUDIT_POLICY}). */
+    public Path auditLog() {
+        return Path.of(runQuietly("bash", "hack/testbed.sh", "audit-log", CLUSTER).strip());
+    }
+
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
         client.close();
+        if (isReal()) {
+            try {
+                // The host is restored even when TESTBED_KEEP is set: the machine is shared.
+                run(projectRoot, projectRoot.resolve("target/testbed-real.log"), Duration.ofMinutes(5), "bash", "hack/testbed.sh", "down", "--real");
+            } catch (Exception e) {
+                System.err.println("[testbed] the real node's teardown did not restore the host: " + e.getMessage());
+            }
+            return;
+        }
         if (!"true".equals(System.getenv("TESTBED_KEEP"))) {
             try {
-                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), "bash", "hack/testbed.sh", "down", CLUSTER);
+                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), Map.of(), "bash", "hack/testbed.sh", "down", CLUSTER);
             } catch (Exception e) {
                 System.err.println("[testbed] could not stop the cluster: " + e.getMessage());
             }

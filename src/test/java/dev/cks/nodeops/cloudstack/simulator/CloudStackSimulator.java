@@ -126,9 +126,9 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
     }
 
-    private CloudStackSimulator(int port, Clock clock) throws IOException {
+    private CloudStackSimulator(InetAddress address, int port, Clock clock) throws IOException {
         this.clock = clock;
-        this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
+        this.server = HttpServer.create(new InetSocketAddress(address, port), 0);
         this.executor = Executors.newCachedThreadPool(runnable -> {
             Thread thread = new Thread(runnable, "cloudstack-simulator");
             thread.setDaemon(true);
@@ -146,15 +146,20 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     /** Port 0 picks a free one; the clock decides signature expiry and creation times. */
     public static CloudStackSimulator start(int port, Clock clock) {
+        return start(InetAddress.getLoopbackAddress(), port, clock);
+    }
+
+    /** On another address of this machine, e.g. the real test node's bridge, which pods can reach. */
+    public static CloudStackSimulator start(InetAddress address, int port, Clock clock) {
         try {
-            return new CloudStackSimulator(port, clock);
+            return new CloudStackSimulator(address, port, clock);
         } catch (IOException e) {
             throw new IllegalStateException("cannot start the CloudStack simulator on port " + port, e);
         }
     }
 
     public String apiUrl() {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + API_PATH;
+        return "http://" + server.getAddress().getAddress().getHostAddress() + ":" + server.getAddress().getPort() + API_PATH;
     }
 
     public int port() {

@@ -1,0 +1,63 @@
+package dev.cks.nodeops.monitoring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+
+/**
+ * The chart's alerts, as Helm renders them, checked and unit-tested by Prometheus' own promtool
+ * (`promtool test rules`, built from its Go module by hack/testbed.sh): one test per alert in
+ * src/test/resources/alerts/alerts-test.yaml. An IT because it needs the bed's Helm and a built promtool,
+ * not a cluster.
+ */
+class AlertRulesIT {
+    private static final Path WORK = Path.of("target/alerts");
+
+    @Test
+    void everyAlertFiresResolvesAndSurvivesAFailoverAsItsTestSays() throws Exception {
+        Files.createDirectories(WORK);
+        String rendered = run(helm(), "template", "t", "deploy/helm/cks-node-operator", "-n", "ops", "--kube-version", "v1.35.4",
+                "--set", "metrics.prometheusRule.enabled=true", "--show-only", "templates/prometheusrule.yaml");
+        KubernetesSerialization yaml = new KubernetesSerialization();
+        GenericKubernetesResource rule = yaml.unmarshal(rendered, GenericKubernetesResource.class);
+        Object groups = ((Map<?, ?>) rule.getAdditionalProperties().get("spec")).get("groups");
+        Files.writeString(WORK.resolve("rules.yaml"), yaml.asYaml(Map.of("groups", groups)));
+        Files.copy(Path.of("src/test/resources/alerts/alerts-test.yaml"), WORK.resolve("alerts-test.yaml"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        String promtool = run("bash", "hack/testbed.sh", "promtool").strip();
+
+        assertThat(run(promtool, "check", "rules", WORK.resolve("rules.yaml").toString())).contains("SUCCESS: 6 rules found");
+        String tests = Files.readString(WORK.resolve("alerts-test.yaml"));
+        for (String alert : List.of("CksOperatorDown", "CksDrainBlocked", "CksOperationFailed", "CksVmMapDrift", "CksVmMapAuditStale",
+                "CksCloudStackCredentialsRejected")) {
+            assertThat(rendered).contains("alert: " + alert);
+            assertThat(tests).as("a test of %s", alert).contains("alertname: " + alert);
+        }
+        assertThat(run(promtool, "test", "rules", WORK.resolve("alerts-test.yaml").toString())).contains("SUCCESS");
+    }
+
+    private static String helm() throws IOException, InterruptedException {
+        run("bash", "hack/testbed.sh", "build"); // nothing to do when the bed's binaries are cached
+        return Path.of(run("bash", "hack/testbed.sh", "bin").strip(), "helm").toString();
+    }
+
+    /** Runs a command in the project root; fails with its output when it exits non-zero. */
+    private static String run(String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(20, TimeUnit.MINUTES)).as("%s finished", String.join(" ", command)).isTrue();
+        assertThat(process.exitValue()).as("%s exited with:\n%s", String.join(" ", command), output).isZero();
+        return output;
+    }
+}

@@ -1,0 +1,182 @@
+package dev.cks.nodeops.monitoring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.audit.AuditMetrics;
+import dev.cks.nodeops.audit.VMMapAudit;
+import dev.cks.nodeops.audit.VMMapAuditSpec;
+import dev.cks.nodeops.audit.VMMapAuditStatus;
+import dev.cks.nodeops.audit.VmMapFinding;
+import dev.cks.nodeops.cloudstack.CloudStackApiMetrics;
+import dev.cks.nodeops.common.LeaderElection;
+import dev.cks.nodeops.common.OperationMetrics;
+import dev.cks.nodeops.common.OperatorSettings;
+import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.scaledown.ScaleDown;
+import dev.cks.nodeops.scaledown.ScaleDownStatus;
+import dev.cks.nodeops.upgrade.NodeUpgrade;
+import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
+import dev.cks.nodeops.upgrade.UpgradeNodeStatus;
+import io.micrometer.prometheus.PrometheusConfig;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
+
+/**
+ * docs/metrics.md is true: every metric and label it names is what the code exports, in Prometheus'
+ * own format (every metrics class of the operator records once into a Prometheus registry), every
+ * `cks_` or `cloudstack_` metric the code exports is in the doc, and the label values it lists for
+ * findings and audit runs are the code's.
+ */
+class MetricsDocTest {
+    private static final Pattern ROW = Pattern.compile("^\\| `([a-z_]+)` \\| (\\w+) \\| ([^|]*) \\|(.*)\\|\\s*$");
+    private static final Pattern SAMPLE = Pattern.compile("^([a-z_]+?)(_count|_sum|_max|_bucket)?\\{([^}]*)\\}");
+
+    @Test
+    void everyDocumentedMetricAndLabelIsExportedAndEveryExportedOneIsDocumented() throws IOException {
+        Map<String, Set<String>> documented = documented();
+        Map<String, Set<String>> exported = exported();
+
+        assertThat(documented).as("metrics and labels in docs/metrics.md").isNotEmpty();
+        for (Map.Entry<String, Set<String>> metric : documented.entrySet()) {
+            assertThat(exported).as("docs/metrics.md names %s, which the code does not export (it exports %s)", metric.getKey(), exported.keySet())
+                    .containsKey(metric.getKey());
+            assertThat(exported.get(metric.getKey())).as("labels of %s", metric.getKey()).isEqualTo(metric.getValue());
+        }
+        assertThat(documented.keySet()).as("every metric of ours is in docs/metrics.md").containsAll(exported.keySet());
+    }
+
+    @Test
+    void documentedLabelValuesAreTheCodes() throws IOException {
+        String doc = Files.readString(Path.of("docs/metrics.md"));
+        assertThat(backticked(row(doc, "cks_vmmap_findings"))).as("finding types")
+                .containsAll(Arrays.stream(VmMapFinding.Type.values()).map(Enum::name).toList());
+        Set<String> outcomes = Arrays.stream(AuditMetrics.RunOutcome.values()).map(AuditMetrics.RunOutcome::label).collect(Collectors.toSet());
+        assertThat(backticked(row(doc, "cks_vmmap_audit_runs_total"))).as("audit run outcomes").containsAll(outcomes)
+                .filteredOn(v -> !Set.of("cks_vmmap_audit_runs_total", "audit", "outcome").contains(v)).allMatch(outcomes::contains);
+    }
+
+    private static String row(String doc, String metric) {
+        return doc.lines().filter(l -> l.startsWith("| `" + metric + "` |")).findFirst().orElseThrow();
+    }
+
+    private static Set<String> backticked(String text) {
+        return Pattern.compile("`([^`]+)`").matcher(text).results().map(m -> m.group(1)).collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** Metric → labels, from the tables of docs/metrics.md. */
+    private static Map<String, Set<String>> documented() throws IOException {
+        Map<String, Set<String>> metrics = new TreeMap<>();
+        for (String line : Files.readAllLines(Path.of("docs/metrics.md"))) {
+            Matcher row = ROW.matcher(line);
+            if (row.matches() && !row.group(2).equals("type")) {
+                metrics.put(row.group(1), backticked(row.group(3)));
+            }
+        }
+        return metrics;
+    }
+
+    /** Metric → labels of our metrics, as a Prometheus scrape shows them after every metrics class recorded once. */
+    private static Map<String, Set<String>> exported() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        OperatorSettings settings = settings();
+        new OperationMetrics(registry).finished("ScaleDown", "Succeeded");
+        new OperationMetrics(registry).nodeStep("ScaleDown", "drain", Duration.ofSeconds(3));
+        new OperationMetrics(registry).evictionAnswered("ScaleDown", "evicted");
+        new AuditMetrics(registry).recordComparison("cluster", Duration.ofMillis(40), true);
+        CloudStackApiMetrics cloudStack = new CloudStackApiMetrics(registry);
+        cloudStack.recordRequest("listVirtualMachines", CloudStackApiMetrics.SUCCESS, Duration.ofMillis(5));
+        cloudStack.recordRetry("listVirtualMachines");
+        cloudStack.recordError("listVirtualMachines", 530);
+        cloudStack.recordJob("scaleKubernetesCluster", CloudStackApiMetrics.SUCCESS, Duration.ofSeconds(2));
+        new LeaderElection(settings, registry);
+        new StatusMetrics(null, settings, registry, java.time.Clock.systemUTC()).export(List.of(upgradeDraining()), List.of(scaleDown()), List.of(auditThatRan()));
+
+        Map<String, Set<String>> metrics = new TreeMap<>();
+        for (String line : registry.scrape().lines().toList()) {
+            Matcher sample = SAMPLE.matcher(line);
+            if (line.startsWith("#") || !sample.find() || !(line.startsWith("cks_") || line.startsWith("cloudstack_"))) {
+                continue;
+            }
+            Set<String> labels = Pattern.compile("([a-z_]+)=\"").matcher(sample.group(3)).results().map(m -> m.group(1))
+                    .filter(l -> !l.equals("le") && !l.equals("quantile")).collect(Collectors.toCollection(TreeSet::new));
+            metrics.merge(sample.group(1), labels, (a, b) -> {
+                a.addAll(b);
+                return a;
+            });
+        }
+        return metrics;
+    }
+
+    private static NodeUpgrade upgradeDraining() {
+        NodeUpgrade upgrade = new NodeUpgrade();
+        upgrade.getMetadata().setName("to-1-35");
+        upgrade.setStatus(new NodeUpgradeStatus());
+        upgrade.getStatus().setPhase(NodeUpgradeStatus.Phase.Running);
+        UpgradeNodeStatus node = new UpgradeNodeStatus();
+        node.setName("w1");
+        node.setPhase(UpgradeNodeStatus.Phase.Draining);
+        node.setDrain(new DrainState());
+        upgrade.getStatus().getNodes().add(node);
+        return upgrade;
+    }
+
+    private static ScaleDown scaleDown() {
+        ScaleDown scaleDown = new ScaleDown();
+        scaleDown.getMetadata().setName("remove-one");
+        scaleDown.setStatus(new ScaleDownStatus());
+        scaleDown.getStatus().setPhase(ScaleDownStatus.Phase.RolledBack);
+        return scaleDown;
+    }
+
+    private static VMMapAudit auditThatRan() {
+        VMMapAudit audit = new VMMapAudit();
+        audit.getMetadata().setName("cluster");
+        audit.setSpec(new VMMapAuditSpec());
+        audit.setStatus(new VMMapAuditStatus());
+        audit.getStatus().setLastRun(new VMMapAuditStatus.LastRun());
+        audit.getStatus().setLastCompleteRunAt("2026-11-30T12:00:00Z");
+        return audit;
+    }
+
+    /** The settings' defaults, as the operator would have them with no configuration. */
+    private static OperatorSettings settings() {
+        return (OperatorSettings) defaults(OperatorSettings.class);
+    }
+
+    private static Object defaults(Class<?> type) {
+        return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] { type }, (proxy, method, args) -> {
+            Class<?> returns = method.getReturnType();
+            io.smallrye.config.WithDefault fallback = method.getAnnotation(io.smallrye.config.WithDefault.class);
+            if (returns == String.class) {
+                return fallback == null ? "cks-node-operator" : fallback.value();
+            }
+            if (returns == int.class) {
+                return fallback == null ? 0 : Integer.parseInt(fallback.value());
+            }
+            if (returns == boolean.class) {
+                return fallback == null || Boolean.parseBoolean(fallback.value());
+            }
+            if (returns == Optional.class) {
+                return Optional.empty();
+            }
+            return returns.isInterface() ? defaults(returns) : null;
+        });
+    }
+}

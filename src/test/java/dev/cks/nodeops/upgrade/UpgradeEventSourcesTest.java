@@ -1,0 +1,54 @@
+package dev.cks.nodeops.upgrade;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+import dev.cks.nodeops.testing.TestNodes;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+
+class UpgradeEventSourcesTest {
+    private static NodeUpgrade upgrade(String name, String currentNode) {
+        NodeUpgrade upgrade = new NodeUpgrade();
+        upgrade.setMetadata(new ObjectMetaBuilder().withName(name).build());
+        upgrade.setStatus(new NodeUpgradeStatus());
+        upgrade.getStatus().setCurrentNode(currentNode);
+        return upgrade;
+    }
+
+    @Test
+    void aNodesChangeWakesOnlyTheUpgradeHoldingItOrWorkingOnIt() {
+        Node held = TestNodes.node("w1").lockedBy("NodeUpgrade/a").build();
+        Node waitedFor = TestNodes.node("w2").lockedBy("ScaleDown/other").build();
+        Node nobodys = TestNodes.node("w3").build();
+        Stream<NodeUpgrade> underWay = Stream.of(upgrade("a", "w1"), upgrade("b", "w2"), upgrade("c", "w9"));
+
+        assertThat(UpgradeEventSources.concerned(held, Stream.of(upgrade("a", "w1"), upgrade("b", "w2"), upgrade("c", "w9"))))
+                .containsExactly(new ResourceID("a"));
+        assertThat(UpgradeEventSources.concerned(waitedFor, underWay)).as("b waits for w2's lock").containsExactly(new ResourceID("b"));
+        assertThat(UpgradeEventSources.concerned(nobodys, Stream.of(upgrade("a", "w1"), upgrade("c", "w9")))).isEmpty();
+    }
+
+    @Test
+    void onlyChangesAnUpgradeActsOnCountAndAPrunedNodeSaysTheSameAsTheFullOne() {
+        Node full = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z1")
+                .annotation("node.alpha.kubernetes.io/ttl", "0").build();
+        Node pruned = UpgradeEventSources.pruned(full);
+
+        assertThat(UpgradeEventSources.NodeWake.of(pruned)).isEqualTo(UpgradeEventSources.NodeWake.of(full));
+        assertThat(pruned.getMetadata().getLabels()).isNullOrEmpty();
+        assertThat(pruned.getMetadata().getAnnotations()).containsOnlyKeys("nodeops.cks.dev/locked-by");
+
+        Node heartbeat = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").annotation("node.alpha.kubernetes.io/ttl", "5").build();
+        Node upgraded = TestNodes.node("w1").version("v1.35.4").lockedBy("NodeUpgrade/a").build();
+        Node notReady = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").ready(false).build();
+        Node released = TestNodes.node("w1").version("v1.34.2").build();
+        assertThat(UpgradeEventSources.NodeWake.of(heartbeat)).isEqualTo(UpgradeEventSources.NodeWake.of(full));
+        assertThat(Stream.of(upgraded, notReady, released).map(UpgradeEventSources.NodeWake::of))
+                .allSatisfy(wake -> assertThat(wake).isNotEqualTo(UpgradeEventSources.NodeWake.of(full)));
+    }
+}
