@@ -493,7 +493,6 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                         + upgrade.getMetadata().getName() + " was deleted.");
             }
         }
-        recorder.forget(upgrade);
         return DeleteControl.defaultDelete();
     }
 
