@@ -280,50 +280,97 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
     }
 
     /**
-     * A PDB that blocks forever walks the ladder: a Warning and the DrainBlocked condition, then only the
-     * opted-in web pods are deleted, then the node is skipped; the db pod, not opted in, is never deleted.
+     * A PDB that blocks forever walks the ladder: a Warning and the DrainBlocked condition naming the PDB
+     * and its pods, then the node is skipped and the upgrade goes on. The DeletePods step opts in only
+     * batch workers, of which there are none: nothing is deleted. (The operator runs with the chart's
+     * default RBAC, which grants no pod deletion; a DeletePods that deletes is DrainIT's.)
      */
     @Test
-    void aBudgetBlockingForeverWalksTheLadderAndDeletesOnlyOptedInPods() {
-        String w1 = bed.worker(FROM);
-        String w2 = bed.worker(FROM);
+    void aBudgetBlockingForeverWalksTheLadderAndWithoutOptInNothingIsDeleted() {
+        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
+                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuop-ladder");
-        pool(w1, namespace);
-        deployment(namespace, "web", 2, Map.of());
-        budget(namespace, "web", 2);
-        deployment(namespace, "db", 1, Map.of());
-        budget(namespace, "db", 1);
-        awaitPods(namespace, "web", 2);
-        awaitPods(namespace, "db", 1);
-        awaitBudget(namespace, "web", 2);
-        awaitBudget(namespace, "db", 1);
-        String db = bed.client.pods().inNamespace(namespace).withLabel("app", "db").list().getItems().get(0).getMetadata().getUid();
+        bed.podsBlockedByABudget(w1, namespace);
+        Set<String> web = new java.util.TreeSet<>(bed.client.pods().inNamespace(namespace).withLabel("app", "web").list().getItems().stream()
+                .map(p -> p.getMetadata().getUid()).toList());
         try {
             bed.create("nu-ladder", script(), spec -> {
                 spec.getDrain().setTimeoutSeconds(300);
                 spec.getDrain().setEscalation(List.of(ladderStep(10, EscalationStep.Action.Warn, null),
-                        ladderStep(15, EscalationStep.Action.DeletePods, "web"), ladderStep(25, EscalationStep.Action.SkipNode, null)));
-                spec.getDrain().getEscalation().get(1).setGracePeriodSeconds(0);
+                        ladderStep(15, EscalationStep.Action.DeletePods, "batch-worker"), ladderStep(25, EscalationStep.Action.SkipNode, null)));
             });
             NodeUpgrade warned = bed.await("nu-ladder", WITHIN, u -> hasCondition(u, Conditions.DRAIN_BLOCKED, "True", null));
             assertThat(Conditions.find(warned.getStatus().getConditions(), Conditions.DRAIN_BLOCKED).orElseThrow().getMessage())
-                    .contains("The drain of node " + w1 + " is blocked").contains("pdb " + namespace + "/web-pdb").contains("pdb " + namespace + "/db-pdb");
+                    .contains("The drain of node " + w1 + " is blocked").contains("pdb " + namespace + "/web-pdb: needs 2 healthy, has 2");
 
             NodeUpgrade done = bed.await("nu-ladder", Duration.ofSeconds(150), phase(NodeUpgradeStatus.Phase.Succeeded));
 
             UpgradeNodeStatus skipped = nodeStatus(done, w1);
             assertThat(skipped.getPhase()).isEqualTo(Phase.Skipped);
-            assertThat(skipped.getSkipReason()).contains("SkipNode").contains(namespace + "/db-pdb");
-            assertThat(skipped.getDrain().getEscalation()).extracting(r -> r.getAction().name())
-                    .containsExactly("Warn", "DeletePods", "Warn", "SkipNode");
-            assertThat(skipped.getDrain().getEscalation()).allSatisfy(r -> assertThat(Instant.parse(r.getAt())).isNotNull());
-            assertThat(skipped.getDrain().getEscalation().get(1).getResult()).contains(namespace + "/web-").contains("deleted").doesNotContain("db");
+            assertThat(skipped.getSkipReason()).contains("spec.drain.escalation step 3 (SkipNode").contains(namespace + "/web-pdb");
+            assertThat(skipped.getDrain().getEscalation()).extracting(r -> r.getAction().name() + " " + r.getResult())
+                    .containsExactly("Warn warned", "SkipNode gave the node up");
+            assertThat(Duration.between(Instant.parse(skipped.getDrain().getEscalation().get(0).getAt()),
+                    Instant.parse(skipped.getDrain().getEscalation().get(1).getAt()))).isGreaterThanOrEqualTo(Duration.ofSeconds(15));
             assertThat(nodeStatus(done, w2).getPhase()).isEqualTo(Phase.Succeeded);
-            assertThat(bed.events("nu-ladder")).extracting(Event::getReason).contains("DrainBlocked", "PodsDeleted", "NodeSkipped");
-            Pod dbPod = bed.client.pods().inNamespace(namespace).withLabel("app", "db").list().getItems().get(0);
-            assertThat(dbPod.getMetadata().getUid()).as("not opted in: never deleted").isEqualTo(db);
-            assertThat(dbPod.getMetadata().getDeletionTimestamp()).isNull();
+            assertThat(Conditions.find(done.getStatus().getConditions(), Conditions.SUCCEEDED).orElseThrow().getReason()).isEqualTo("NodesSkipped");
+            assertThat(bed.events("nu-ladder")).extracting(Event::getReason).contains("DrainBlocked", "NodeSkipped").doesNotContain("PodsDeleted");
+            assertThat(bed.client.pods().inNamespace(namespace).withLabel("app", "web").list().getItems())
+                    .as("not opted in: never deleted").allSatisfy(p -> {
+                        assertThat(web).contains(p.getMetadata().getUid());
+                        assertThat(p.getMetadata().getDeletionTimestamp()).isNull();
+                    });
             bed.nodes.forEach(n -> bed.assertReleased(n, false));
+        } finally {
+            bed.client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    /**
+     * After its upgrade a node soaks, then waits until the workloads its drain evicted (a Deployment's
+     * ReplicaSet and a StatefulSet) are Ready again; only then does the next node start.
+     */
+    @Test
+    void theNextNodeWaitsForTheSoakAndForTheDrainedWorkloadsToBeReadyAgain() {
+        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
+                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
+        String namespace = testBed.newNamespace("nuop-soak");
+        pool(w1, namespace);
+        deployment(namespace, "web", 1, Map.of());
+        bed.client.apps().statefulSets().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder()
+                .withNewMetadata().withName("db").endMetadata()
+                .withNewSpec().withReplicas(1).withServiceName("db").withNewSelector().addToMatchLabels("app", "db").endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", "db").endMetadata()
+                .withNewSpec().withNodeSelector(Map.of(POOL, namespace)).withTerminationGracePeriodSeconds(1L)
+                .addNewContainer().withName("db").withImage("registry.invalid/db:1").endContainer().endSpec()
+                .endTemplate().endSpec().build()).create();
+        awaitPods(namespace, "web", 1);
+        awaitPods(namespace, "db", 1);
+        // The running pods stay; their replacements find no node until the label is back.
+        bed.client.nodes().withName(w1).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"" + POOL + "\":null}}}");
+        try {
+            bed.create("nu-soak", script(), spec -> {
+                spec.setSoakSeconds(3);
+                spec.setWaitForDrainedWorkloads(true);
+            });
+            NodeUpgrade soaking = bed.await("nu-soak", WITHIN, u -> nodeStatus(u, w1).getPhase() == Phase.Soaking
+                    && u.getStatus().getMessage() != null && u.getStatus().getMessage().contains("waiting for the workloads"));
+            assertThat(soaking.getStatus().getMessage()).contains("StatefulSet " + namespace + "/db (0 of 1 Ready)")
+                    .contains("ReplicaSet " + namespace + "/web-");
+            assertThat(nodeStatus(soaking, w2).getPhase()).isEqualTo(Phase.Pending);
+            assertThat(bed.node(w1).getSpec().getUnschedulable()).as("uncordoned before its soak").isNull();
+
+            pool(w1, namespace);
+            NodeUpgrade done = bed.await("nu-soak", WITHIN, phase(NodeUpgradeStatus.Phase.Succeeded));
+            Instant soaked = Instant.parse(nodeStatus(done, w1).getCompletedAt());
+            assertThat(Instant.parse(nodeStatus(done, w2).getStartedAt())).isAfterOrEqualTo(soaked);
+            assertThat(soaked).isAfterOrEqualTo(Instant.parse(nodeStatus(done, w1).getSoakUntil()));
         } finally {
             bed.client.namespaces().withName(namespace).delete();
         }
