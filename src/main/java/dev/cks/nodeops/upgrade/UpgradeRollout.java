@@ -19,7 +19,8 @@ import io.fabric8.kubernetes.api.model.Node;
  * Which nodes an upgrade works on now. Pure. Control-plane nodes go one at a time, the first alone, and
  * before any worker (a kubelet must not be newer than its API server). Workers then go up to
  * maxUnavailable at once, where the selected workers that are NotReady or cordoned by someone else count
- * as unavailable already (as Karpenter's disruption budgets count them).
+ * as unavailable already (as Karpenter's disruption budgets count them) - except a node this upgrade has
+ * upgraded and left cordoned because it found it so.
  */
 final class UpgradeRollout {
     /**
@@ -68,7 +69,7 @@ final class UpgradeRollout {
         Set<String> unavailable = new LinkedHashSet<>();
         active.forEach(n -> unavailable.add(n.getName()));
         for (UpgradeNodeStatus worker : workers) {
-            if (isUnavailable(byName.get(worker.getName()), owner)) {
+            if (isUnavailable(byName.get(worker.getName()), owner) && !keptCordonedAsFound(worker, byName.get(worker.getName()))) {
                 unavailable.add(worker.getName());
             }
         }
@@ -109,6 +110,15 @@ final class UpgradeRollout {
         Map<String, String> annotations = node.getMetadata().getAnnotations();
         String cordonedBy = annotations == null ? null : annotations.get(NodeAnnotations.CORDONED_BY);
         return NodeReadiness.isUnschedulable(node) && !owner.equals(cordonedBy);
+    }
+
+    /**
+     * Upgraded, Ready, and cordoned only because it was cordoned when this upgrade took it: the upgrade
+     * gave it back as it found it. Counting that cordon would stall the rest of the upgrade for as long
+     * as its owner keeps it, for capacity that was gone before the upgrade began.
+     */
+    private static boolean keptCordonedAsFound(UpgradeNodeStatus worker, Node node) {
+        return worker.getPhase() == Phase.Succeeded && Boolean.FALSE.equals(worker.getCordonedByUs()) && node != null && NodeReadiness.isReady(node);
     }
 
     private static String maxUnavailable(IntOrString value) {

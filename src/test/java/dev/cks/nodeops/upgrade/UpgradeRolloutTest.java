@@ -75,6 +75,21 @@ class UpgradeRolloutTest {
     }
 
     @Test
+    void aNodeUpgradedAndLeftCordonedAsItWasFoundDoesNotHoldTheOthersBack() {
+        UpgradeNodeStatus preCordoned = add("w-1", NodeRole.Worker, Phase.Pending);
+        add("w-2", NodeRole.Worker, Phase.Pending);
+        cluster.set(0, TestNodes.node("w-1").unschedulable().build());
+        assertThat(toStart(new IntOrString(1))).as("the cordoned node costs nothing, the other would be a second").containsExactly("w-1");
+
+        preCordoned.setPhase(Phase.Succeeded);
+        preCordoned.setCordonedByUs(false);
+        assertThat(toStart(new IntOrString(1))).as("its cordon is the one it had before the upgrade").containsExactly("w-2");
+
+        cluster.set(0, TestNodes.node("w-1").unschedulable().ready(false).build());
+        assertThat(toStart(new IntOrString(1))).as("NotReady still counts").isEmpty();
+    }
+
+    @Test
     void percentagesAreOfTheSelectedWorkersRoundedDownAndAtLeastOne() {
         assertThat(UpgradeRollout.allowed(new IntOrString("25%"), 10)).isEqualTo(2);
         assertThat(UpgradeRollout.allowed(new IntOrString("10%"), 4)).isEqualTo(1);
