@@ -1,26 +1,17 @@
 package dev.cks.nodeops.operation;
 
+import static dev.cks.nodeops.testing.TestWindows.window;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.operation.MaintenanceWindow.Day;
 
 class WindowScheduleTest {
-    private static MaintenanceWindow window(String zone, String start, String end, Day... days) {
-        MaintenanceWindow window = new MaintenanceWindow();
-        window.setDays(List.of(days));
-        window.setStart(start);
-        window.setEnd(end);
-        window.setTimeZone(zone);
-        return window;
-    }
-
     private static WindowSchedule.Position at(MaintenanceWindow window, String instant) throws WindowSchedule.Unreadable {
         return WindowSchedule.at(window, Instant.parse(instant)).orElseThrow();
     }

@@ -1,5 +1,6 @@
 package dev.cks.nodeops.scaledown;
 
+import static dev.cks.nodeops.testing.TestWindows.window;
 import static dev.cks.nodeops.testing.FakeNodeWork.moving;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,7 +23,6 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
-import dev.cks.nodeops.operation.MaintenanceWindow;
 import dev.cks.nodeops.operation.MaintenanceWindow.Day;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
@@ -85,15 +85,6 @@ class ScaleDownOperatingTest {
         scaleDown = new ScaleDown();
         scaleDown.setMetadata(new ObjectMetaBuilder().withName("shrink").withGeneration(1L).withUid("uid-1").build());
         scaleDown.setSpec(spec);
-    }
-
-    private static MaintenanceWindow window(String zone, String start, String end, Day... days) {
-        MaintenanceWindow window = new MaintenanceWindow();
-        window.setDays(List.of(days));
-        window.setStart(start);
-        window.setEnd(end);
-        window.setTimeZone(zone);
-        return window;
     }
 
     private ScaleDownStatus reconcileUntil(String what, Predicate<ScaleDownStatus> until) {

@@ -29,6 +29,7 @@ import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.operation.MaintenanceWindow;
 import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.testing.TestWindows;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Event;
@@ -133,10 +134,7 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
      */
     @Test
     void waitsForItsWindowStartsWhenItOpensAndFinishesOnlyTheNodeInProgressWhenItCloses() {
-        // Workers created in the same second are planned by name: w1 is whichever comes first.
-        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
-                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
-                .toList();
+        List<String> workers = bed.twoWorkersInPlanOrder(FROM);
         String w1 = workers.get(0);
         String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuop-window");
@@ -148,11 +146,9 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
         ZoneId kolkata = ZoneId.of("Asia/Kolkata");
         // At least 25 s from now, on a minute: the window is that one minute.
         ZonedDateTime opens = ZonedDateTime.now(kolkata).plusSeconds(25).truncatedTo(ChronoUnit.MINUTES).plusMinutes(1);
-        MaintenanceWindow window = new MaintenanceWindow();
-        window.setDays(List.of(MaintenanceWindow.Day.values()[opens.getDayOfWeek().getValue() - 1]));
-        window.setStart(opens.format(DateTimeFormatter.ofPattern("HH:mm")));
-        window.setEnd(opens.getHour() == 23 && opens.getMinute() == 59 ? "24:00" : opens.plusMinutes(1).format(DateTimeFormatter.ofPattern("HH:mm")));
-        window.setTimeZone(kolkata.getId());
+        MaintenanceWindow window = TestWindows.window(kolkata.getId(), opens.format(DateTimeFormatter.ofPattern("HH:mm")),
+                opens.getHour() == 23 && opens.getMinute() == 59 ? "24:00" : opens.plusMinutes(1).format(DateTimeFormatter.ofPattern("HH:mm")),
+                MaintenanceWindow.Day.values()[opens.getDayOfWeek().getValue() - 1]);
 
         bed.create("nu-window", script(), spec -> {
             spec.setWindow(window);
@@ -207,8 +203,9 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
     /** Paused while a PDB holds the drain: it stops evicting, says Paused, and goes on when resumed. */
     @Test
     void pausedMidDrainItStopsAtTheBoundaryAndResumedItCompletes() throws InterruptedException {
-        String w1 = bed.worker(FROM);
-        String w2 = bed.worker(FROM);
+        List<String> workers = bed.twoWorkersInPlanOrder(FROM);
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuop-pause");
         bed.podsBlockedByABudget(w1, namespace);
         try {
@@ -287,9 +284,7 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
      */
     @Test
     void aBudgetBlockingForeverWalksTheLadderAndWithoutOptInNothingIsDeleted() {
-        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
-                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
-                .toList();
+        List<String> workers = bed.twoWorkersInPlanOrder(FROM);
         String w1 = workers.get(0);
         String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuop-ladder");
@@ -335,9 +330,7 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
      */
     @Test
     void theNextNodeWaitsForTheSoakAndForTheDrainedWorkloadsToBeReadyAgain() {
-        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
-                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
-                .toList();
+        List<String> workers = bed.twoWorkersInPlanOrder(FROM);
         String w1 = workers.get(0);
         String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuop-soak");

@@ -1,5 +1,6 @@
 package dev.cks.nodeops.upgrade;
 
+import static dev.cks.nodeops.testing.TestWindows.window;
 import static dev.cks.nodeops.testing.FakeNodeWork.moving;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -92,15 +93,6 @@ class NodeUpgradeOperatingTest {
         upgrade.setMetadata(new ObjectMetaBuilder().withName("to-1-35").withGeneration(1L).withUid("uid-7").withAnnotations(new java.util.HashMap<>()).build());
         upgrade.setSpec(spec);
         return upgrade;
-    }
-
-    private static MaintenanceWindow window(String zone, String start, String end, Day... days) {
-        MaintenanceWindow window = new MaintenanceWindow();
-        window.setDays(List.of(days));
-        window.setStart(start);
-        window.setEnd(end);
-        window.setTimeZone(zone);
-        return window;
     }
 
     private NodeUpgradeStatus reconcileUntil(String what, Predicate<NodeUpgradeStatus> until) {
