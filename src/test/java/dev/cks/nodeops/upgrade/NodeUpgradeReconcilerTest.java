@@ -308,7 +308,7 @@ class NodeUpgradeReconcilerTest {
 
         assertThat(node(CONTROL).getPhase()).as("its upgrade finished").isEqualTo(Phase.Succeeded);
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
-        assertThat(condition(Conditions.FAILED).getMessage()).contains("deadline").contains("node " + W1 + " was Pending");
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("deadline").contains("passed before node " + W1 + " could start");
         assertThat(nodes.calls).doesNotContain("cordon " + W1);
         assertThat(jobs.created).hasSize(1);
         List.of(CONTROL, W1, W2).forEach(n -> assertThat(nodes.ours(n)).isEmpty());
