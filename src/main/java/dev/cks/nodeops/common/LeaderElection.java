@@ -89,6 +89,8 @@ public class LeaderElection extends LeaderElectionConfiguration {
      */
     private static void stopAtOnce(String why) {
         LOG.errorf("Lost the leader Lease (%s): halting now so that no write follows.", why);
+        // halt runs no shutdown hook and flushes nothing: the line must reach the log first.
+        System.out.flush();
         System.err.flush();
         Runtime.getRuntime().halt(LOST_LEASE_EXIT_STATUS);
     }

@@ -16,6 +16,7 @@ import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
@@ -55,6 +56,7 @@ final class ScaleDownTargets {
     /** Nodes count-based selection may pick: Ready, schedulable workers with a VM in the cluster's map, locked by no other live operation. */
     static boolean isCandidate(Node node, KubernetesCluster cluster, String owner, Predicate<String> gone) {
         return isSchedulableReadyWorker(node)
+                && NodeAnnotations.excluded(node).isEmpty()
                 && otherHolder(node, owner, gone).isEmpty()
                 && vmOf(node.getMetadata().getName(), cluster).isPresent();
     }
@@ -116,6 +118,8 @@ final class ScaleDownTargets {
             if (isControlPlane(node)) {
                 refusals.add("Node " + target + " is a control-plane node; a ScaleDown removes workers only, so remove it from spec.nodeNames.");
             }
+            NodeAnnotations.excluded(node).ifPresent(why -> refusals.add("Node " + target + " is left out: " + why
+                    + "; remove it from spec.nodeNames, or remove the annotation if it may go."));
             otherHolder(node, owner, gone).ifPresent(holder -> refusals.add("Node " + target + " is locked by " + NodeLock.display(holder)
                     + "; wait until that operation has finished (or delete it), then create this ScaleDown again."));
         }

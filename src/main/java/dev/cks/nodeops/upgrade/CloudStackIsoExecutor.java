@@ -97,9 +97,9 @@ final class CloudStackIsoExecutor {
     /**
      * What became of an attachIso or detachIso whose answer never came (lost, or the operator stopped
      * before recording the job): {@code done} is what the VM shows, then the key's jobs of the command
-     * since the request, then time ({@link LostAnswer}). Neither command names its VM in the job
-     * (AttachIsoCmd and DetachIsoCmd set no instance), which is safe here: a NodeUpgrade asks for one
-     * ISO change at a time.
+     * since the request, then time ({@link LostAnswer}). Neither command names its VM in a running job
+     * (AttachIsoCmd and DetachIsoCmd set no instance), so a running one is only waited for, never taken
+     * as this node's.
      */
     LostAnswer.Verdict lostAnswer(CloudStackCommand command, boolean done, Instant requestedAt, Instant now) {
         return LostAnswer.of(done, access.client().listAsyncJobs(LostAnswer.jobsSince(requestedAt)), command, Optional.empty(),

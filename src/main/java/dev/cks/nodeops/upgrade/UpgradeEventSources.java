@@ -67,9 +67,14 @@ final class UpgradeEventSources {
     static Set<ResourceID> concerned(Node node, Stream<NodeUpgrade> underWay) {
         String name = node.getMetadata().getName();
         String holder = NodeLock.holder(node).orElse(null);
-        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade))
-                        || name.equals(upgrade.getStatus() == null ? null : upgrade.getStatus().getCurrentNode()))
+        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade)) || worksOn(upgrade, name))
                 .map(ResourceID::fromResource).collect(Collectors.toSet());
+    }
+
+    /** status.currentNode names the nodes in progress, comma-separated when maxUnavailable lets several go at once. */
+    private static boolean worksOn(NodeUpgrade upgrade, String node) {
+        String current = upgrade.getStatus() == null ? null : upgrade.getStatus().getCurrentNode();
+        return current != null && List.of(current.split(",")).contains(node);
     }
 
     static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings) {

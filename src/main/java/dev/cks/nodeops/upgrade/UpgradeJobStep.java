@@ -402,8 +402,9 @@ final class UpgradeJobStep {
 
     /**
      * Acts on what CloudStack shows of an attach or detach whose answer was lost, when it is not done
-     * yet: its job found (recorded and followed, also a failed one, whose failure is then reported); not
-     * yet (the request may still arrive); or never arrived (the request time is cleared, so the next step
+     * yet: a job of the command still running (waited for); a failed one (recorded and followed, so its
+     * failure is reported — conservative: with several nodes at once it may be another node's); not yet
+     * (the request may still arrive); or never arrived (the request time is cleared, so the next step
      * sends it again).
      */
     private Outcome followLostAnswer(NodeUpgrade upgrade, UpgradeNodeStatus node, LostAnswer.Verdict verdict, String command, Instant now) {
@@ -420,7 +421,14 @@ final class UpgradeJobStep {
                     + " (no job, no effect, and the request can no longer be taken); sending it again.");
             return new Continue(Step.next());
         }
-        String jobId = verdict instanceof LostAnswer.Running running ? running.jobId() : ((LostAnswer.Failed) verdict).job().jobId();
+        if (verdict instanceof LostAnswer.Running running) {
+            // Not adopted: attachIso/detachIso jobs do not name their VM while they run, and with maxUnavailable
+            // another node's may be running. The VM decides once the running jobs are over.
+            recorder.progressing(upgrade, "Upgrading", "CloudStack runs " + command + " job " + running.jobId() + " since the " + command
+                    + " for node " + node.getName() + " whose answer was lost; waiting for it before deciding.", now);
+            return new Continue(Step.after(POLL_ISO_JOB));
+        }
+        String jobId = ((LostAnswer.Failed) verdict).job().jobId();
         node.setIsoJobId(jobId);
         store.persist(upgrade);
         recorder.progressing(upgrade, "Upgrading", "Found CloudStack job " + jobId + " of the " + command + " for node " + node.getName()

@@ -23,8 +23,14 @@ public final class OperatorProcess implements AutoCloseable {
      * A short leader Lease unless a test sets its own: tests kill operators and start new ones, which would
      * otherwise wait the production 150 s for a killed leader's Lease to expire.
      */
-    public static final Map<String, String> TEST_LEASE = Map.of("cks.leader-election.lease-duration-seconds", "15",
-            "cks.leader-election.renew-deadline-seconds", "10", "cks.leader-election.retry-period-seconds", "2");
+    /**
+     * Short Lease timings, so that a killed operator's successor leads within half a minute; the renew
+     * deadline still leaves 20 s for a loaded machine, where an operator's event loop was seen blocked for
+     * 10 s (past its renew deadline the operator halts, see LeaseWatchdog).
+     */
+    public static final int TEST_LEASE_SECONDS = 30;
+    public static final Map<String, String> TEST_LEASE = Map.of("cks.leader-election.lease-duration-seconds", Integer.toString(TEST_LEASE_SECONDS),
+            "cks.leader-election.renew-deadline-seconds", "20", "cks.leader-election.retry-period-seconds", "2");
 
     private final Process process;
     private final Path log;

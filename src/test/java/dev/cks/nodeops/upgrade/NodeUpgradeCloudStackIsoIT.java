@@ -117,7 +117,7 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         bed.create("nu-iso-killed", iso(), spec -> { });
         killOnceCloudStackRuns("attachIso");
         bed.await("nu-iso-killed", Duration.ofSeconds(40), u -> u.getStatus() != null && u.getStatus().getConditions().stream()
-                .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("whose answer was lost; following it")));
+                .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("whose answer was lost; waiting for it")));
         killOnceCloudStackRuns("detachIso");
         NodeUpgrade done = bed.await("nu-iso-killed", Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
 
