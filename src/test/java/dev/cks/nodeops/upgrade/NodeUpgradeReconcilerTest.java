@@ -439,7 +439,7 @@ class NodeUpgradeReconcilerTest {
     void cloudStackIsoSaysWhenCloudStackStillRecordsTheNodesOldVersion() {
         // CloudStack's per-node record (4.20+) is rewritten only by its own upgradeKubernetesCluster.
         simulator.setRecordedNodeVersion(cluster.vmIds().get(1), FROM.substring(1));
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -490,7 +490,7 @@ class NodeUpgradeReconcilerTest {
         // CloudStack took the attach and runs it for half a minute; the answer with its job id never arrived.
         simulator.planJob("attachIso", new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(30)));
         simulator.injectFault("attachIso", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -505,7 +505,7 @@ class NodeUpgradeReconcilerTest {
     void cloudStackIsoWhoseDetachAnswerIsLostDetachesOnce() {
         simulator.planJob("detachIso", new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(30)));
         simulator.injectFault("detachIso", dev.cks.nodeops.cloudstack.simulator.Fault.answerLost());
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -519,8 +519,9 @@ class NodeUpgradeReconcilerTest {
     @Test
     void cloudStackIsoAwayLongerThanCloudStackKeepsJobsReadsTheVmInsteadOfAttachingAgain() {
         simulator.planJob("attachIso", JobOutcome.runsAtOnce());
+        java.util.function.Consumer<NodeUpgradeSpec> w1 = workerOnly(W1);
         create(UpgradeExecutor.Type.CloudStackIso, spec -> {
-            spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1));
+            w1.accept(spec);
             spec.setTimeoutSeconds((int) java.time.Duration.ofDays(3).toSeconds());
         });
         reconcileUntil("attach asked", s -> s.getNodes().get(0).getIsoJobId() != null);
