@@ -122,6 +122,10 @@ public final class OperatorProcess implements AutoCloseable {
         }
     }
 
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
     public Path log() {
         return log;
     }
