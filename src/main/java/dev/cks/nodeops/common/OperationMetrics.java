@@ -23,22 +23,6 @@ public class OperationMetrics {
         this.registry = registry;
     }
 
-    /**
-     * Does nothing: the phase is exported from the CR's status by {@code monitoring.StatusMetrics}.
-     * @deprecated remove the callers (the operation reconcilers), then this.
-     */
-    @Deprecated(forRemoval = true)
-    public void phase(String kind, String name, String phase) {
-    }
-
-    /**
-     * Does nothing: whether a drain is blocked is exported from the CR's status by {@code monitoring.StatusMetrics}.
-     * @deprecated remove the callers (the operation reconcilers), then this.
-     */
-    @Deprecated(forRemoval = true)
-    public void drainBlocked(String kind, String name, String node, boolean blocked) {
-    }
-
     public void finished(String kind, String outcome) {
         registry.counter("cks.operations", "kind", kind, "outcome", outcome).increment();
     }
@@ -50,13 +34,5 @@ public class OperationMetrics {
 
     public void evictionAnswered(String kind, String result) {
         registry.counter("cks.drain.evictions", "kind", kind, "result", result).increment();
-    }
-
-    /**
-     * Does nothing: no series is kept per operation any more (status-derived series go with the CR).
-     * @deprecated remove the callers (the operation reconcilers), then this.
-     */
-    @Deprecated(forRemoval = true)
-    public void forget(String kind, String name) {
     }
 }

@@ -50,7 +50,7 @@ public final class OperationRecorder {
     /**
      * One reconcile of an operation: a spec with problems (rules the schema cannot express) is refused
      * like any other refusal, else it is {@code Accepted=True} (reason {@code Valid}, until planning says
-     * {@code Planned} or refuses) and the kind's step runs; the phase gauge is published after either.
+     * {@code Planned} or refuses) and the kind's step runs.
      */
     public <R extends CustomResource<?, ? extends NodeOperationStatus>> UpdateControl<R> step(R resource, List<String> problems, Instant now,
             Supplier<Step> step) {
@@ -67,7 +67,6 @@ public final class OperationRecorder {
             invalid(resource, String.join("; ", problems), now);
             next = Step.finished();
         }
-        publish(resource);
         return next.toControl(resource);
     }
 
@@ -171,20 +170,14 @@ public final class OperationRecorder {
 
     /**
      * A drain step of one node: the progress line (with the budgets holding pods and their numbers) in
-     * Progressing and the message, the drain-blocked metric, and a Warning event when the drain
-     * becomes blocked or its cause changes.
+     * Progressing and the message, and a Warning event when the drain becomes blocked or its cause
+     * changes. (The drain-blocked metric is read from the same status, see {@code monitoring.StatusMetrics}.)
      */
     public void drainTick(CustomResource<?, ? extends NodeOperationStatus> resource, String node, DrainTick tick, Instant now) {
-        metrics.drainBlocked(kind, resource.getMetadata().getName(), node, tick.blocked());
         if (tick.outcome() == DrainResult.Outcome.IN_PROGRESS) {
             progressing(resource, DRAINING, tick.progress(), now);
         }
         tick.announcement().ifPresent(text -> events.warning(resource, DRAIN_BLOCKED, text));
-    }
-
-    /** The node's drain is over (finished, rolled back, released): it no longer counts as blocked. */
-    public void drainOver(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
-        metrics.drainBlocked(kind, resource.getMetadata().getName(), node, false);
     }
 
     /** The preflight's prediction as the {@value PreflightGate#CONDITION} condition, and a Warning event when a block is predicted. */
@@ -210,19 +203,6 @@ public final class OperationRecorder {
 
     public void nodeStep(String step, java.time.Duration took) {
         metrics.nodeStep(kind, step, took);
-    }
-
-    /** At the end of every reconcile: the phase gauge. */
-    public void publish(CustomResource<?, ? extends NodeOperationStatus> resource) {
-        String phase = resource.getStatus() == null ? null : resource.getStatus().phaseName();
-        if (phase != null) {
-            metrics.phase(kind, resource.getMetadata().getName(), phase);
-        }
-    }
-
-    /** The operation was deleted: its metric series go. */
-    public void forget(CustomResource<?, ? extends NodeOperationStatus> resource) {
-        metrics.forget(kind, resource.getMetadata().getName());
     }
 
     public static String firstLine(String text) {

@@ -109,7 +109,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         if (status != null && status.getRemoval() == null && !status.finished()) {
             targetNames(status).forEach(node -> work.release(node, owner(resource), true));
         }
-        recorder.forget(resource);
         return DeleteControl.defaultDelete();
     }
 
@@ -250,7 +249,6 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             if (work.release(name, owner(resource), true)) {
                 uncordoned.add(name);
             }
-            recorder.drainOver(resource, name);
         }
         status.getNodes().stream().filter(n -> uncordoned.contains(n.getName()) && n.getPhase() != Phase.Failed)
                 .forEach(n -> n.setPhase(Phase.Uncordoned));

@@ -269,7 +269,6 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             return detaching.get();
         }
         work.release(node.getName(), owner(upgrade), true);
-        recorder.drainOver(upgrade, node.getName());
         String name = upgrade.getMetadata().getName();
         String message = "NodeUpgrade " + name + " failed at node " + node.getName() + ": " + error
                 + (error.contains("retry") ? "" : " Retry with: kubectl annotate nu " + name + " " + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");
@@ -314,7 +313,6 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                         + upgrade.getMetadata().getName() + " was deleted.");
             }
         }
-        recorder.forget(upgrade);
         return DeleteControl.defaultDelete();
     }
 
