@@ -14,7 +14,7 @@
 # Needs root and the Debian packages in REAL_PACKAGES.
 
 REAL="${CKS_REALNODE_STATE:-/var/lib/cks-node-operator-realnode}"
-REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps busybox-static xorriso"
+REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps busybox-static xorriso fuseiso"
 REAL_BRIDGE=cks0
 REAL_NODE_IP=10.244.0.1     # the bridge's address: the API server, the kubelet and node port traffic stay on it
 REAL_POD_CIDR=10.244.0.0/24
@@ -28,12 +28,16 @@ REAL_OPT_BIN=/opt/bin
 REAL_ISO_MOUNT=/mnt/k8sdisk
 # The systemctl stand-in: ahead of the host's (which cannot work without systemd as PID 1) on a root PATH.
 REAL_SYSTEMCTL=/usr/local/bin/systemctl
+# mount(8) hands a filesystem type to /sbin/mount.<type> when there is one. A kernel without ISO 9660
+# (this machine's has none, and no modules) gets this one while the node is up: it mounts the ISO's
+# device with FUSE (fuseiso), so the upgrade script's plain `mount -o ro DEVICE DIR` works as on a VM.
+REAL_MOUNT_ISO9660=/usr/sbin/mount.iso9660
 # Binaries ISOs (real_binaries_iso), kept between runs like the binaries they hold.
 REAL_ISOS="$CACHE_ROOT/isos"
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
 REAL_BUSYBOX=cks-realnode/busybox
 # Paths kubeadm, the kubelet, CKS's node layout and the upgrade script (blkid's cache) use at fixed places; removed at teardown unless they existed before.
-REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni $REAL_OPT_BIN $REAL_ISO_MOUNT $REAL_SYSTEMCTL $REAL_SOCK /run/blkid"
+REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni $REAL_OPT_BIN $REAL_ISO_MOUNT $REAL_SYSTEMCTL $REAL_MOUNT_ISO9660 $(dirname "$REAL_SOCK") $REAL_SOCK $REAL_SOCK.ttrpc /run/blkid"
 # Sysctls the kernel changes by itself, not the bed.
 REAL_VOLATILE_SYSCTLS='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.perf_event_max_sample_rate|kernel\.tainted|fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|net\.netfilter\.nf_conntrack_count|net\.ipv6\.conf\.[^.]*\.stable_secret)'
 
@@ -46,6 +50,7 @@ real_check_host() {
     command -v "$tool" >/dev/null || missing+=("$tool")
   done
   [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || missing+=(/usr/lib/cni/bridge)
+  grep -qw iso9660 /proc/filesystems || command -v fuseiso >/dev/null || missing+=(fuseiso)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "testbed: the real node needs ${missing[*]}: apt-get install $REAL_PACKAGES" >&2
     exit 1
@@ -71,7 +76,7 @@ real_host_state() { # dir
   # Daemons of a real node: any process that runs from the bed's binaries or state, or a shim.
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" || true)
-    case "$cmd" in *"$REAL/"*|*containerd-shim*|*/kubelet\ *) echo "${cmd:0:200}" ;; esac
+    case "$cmd" in *"$REAL/"*|*containerd-shim*|*/kubelet\ *|fuseiso\ *) echo "${cmd:0:200}" ;; esac
   done | LC_ALL=C sort > "$1/daemons"
   touch "$1/complete"
 }
@@ -432,9 +437,24 @@ real_up() { # name workers
 
   say "kubeadm init $node ($REAL_CONTROL_PLANE_VERSION)"
   cp "$REAL/systemctl" "$REAL_SYSTEMCTL"
+  if ! grep -qw iso9660 /proc/filesystems && [ ! -e "$REAL_MOUNT_ISO9660" ]; then
+    printf '#!/bin/sh\n# The cks-node-operator test bed: this kernel cannot mount ISO 9660; FUSE reads it instead.\nexec fuseiso "$1" "$2"\n' > "$REAL_MOUNT_ISO9660"
+    chmod 755 "$REAL_MOUNT_ISO9660"
+  fi
   real_start kubelet-service "$REAL/kubelet.log" "$REAL/kubelet-service.sh"
   "$REAL/bin/kubeadm" init --config "$REAL/kubeadm.yaml" > "$REAL/kubeadm-init.log" 2>&1 \
     || { tail -30 "$REAL/kubeadm-init.log" >&2; return 1; }
+  # The node's settings for kubeadm's upgrades, which the upgrade script passes on (kubeadm keeps
+  # none in the cluster): the checks this node cannot pass — cgroup v1 (SystemVerification; the
+  # kubelet runs with failCgroupV1: false) and no CoreDNS to migrate.
+  cat > /etc/kubernetes/kubeadm-upgrade.yaml <<EOF
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: UpgradeConfiguration
+apply:
+  ignorePreflightErrors: [SystemVerification, CoreDNSUnsupportedPlugins, CoreDNSMigration]
+node:
+  ignorePreflightErrors: [SystemVerification]
+EOF
   local kubeconfig="$CLUSTERS/$name.kubeconfig"
   cp /etc/kubernetes/admin.conf "$kubeconfig"
   real_start kube-proxy "$REAL/kube-proxy.log" "$REAL/bin/kube-proxy" --config "$REAL/kube-proxy.yaml"
@@ -490,6 +510,10 @@ real_down() {
   local mp
   for mp in $(awk '{print $5}' /proc/self/mountinfo | grep -E "^($REAL/|/var/lib/kubelet|/run/netns/|/var/run/netns/|$REAL_ISO_MOUNT\$)" | LC_ALL=C sort -r); do
     umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || true
+  done
+  # FUSE daemons of ISO mounts (they end with their mount; one whose mount is gone is ended here).
+  for pid in $(pgrep -x fuseiso 2>/dev/null); do
+    case "$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" || true)" in *" $REAL_ISO_MOUNT "*) kill "$pid" 2>/dev/null || true ;; esac
   done
   # Binaries ISOs still attached (a test that stopped between attachIso and detachIso).
   local dev
@@ -567,7 +591,9 @@ real_binaries_iso() { # version [omit]
   mkdir -p "$REAL_ISOS"
   stage=$(mktemp -d)
   mkdir -p "$stage/iso/k8s" "$stage/iso/docker" "$stage/iso/cni" "$stage/iso/cri-tools"
-  for b in kubeadm kubelet kubectl; do install -m 0755 "$bin/$b" "$stage/iso/k8s/$b"; done
+  # Not executable, as on CloudStack's ISOs: its script downloads them with curl (0644) and gives
+  # kubeadm back the permissions it was downloaded with; the node script makes them executable.
+  for b in kubeadm kubelet kubectl; do install -m 0644 "$bin/$b" "$stage/iso/k8s/$b"; done
   real_control_plane_images "$version" "$bin" "$stage/images"
   for image in "$stage"/images/*.docker.tar; do
     ref=$(cat "${image%.docker.tar}.ref")
