@@ -169,7 +169,7 @@ real_images() {
 #!/bin/sh
 init=1
 for p in /proc/[0-9]*; do
-  case "$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" in *kubelet-service.sh*) init=${p#/proc/}; break ;; esac
+  case "$( { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)" in *kubelet-service.sh*) init=${p#/proc/}; break ;; esac
 done
 n=$#; previous=""
 for a in "$@"; do

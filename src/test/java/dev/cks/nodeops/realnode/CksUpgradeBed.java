@@ -52,7 +52,7 @@ final class CksUpgradeBed implements AutoCloseable {
     final LoopDeviceIsoDrive drive;
     final OperatorProcess operator;
 
-    private CksUpgradeBed(TestBed bed, String operatorName) {
+    private CksUpgradeBed(TestBed bed, String operatorName) throws IOException {
         this.bed = bed;
         this.client = bed.client();
         this.node = bed.realNode("node");
@@ -67,7 +67,8 @@ final class CksUpgradeBed implements AutoCloseable {
         this.cloudStack = CloudStackFixture.forNodes(bed, TestBed.CLUSTER, "CloudManaged", nodes);
         this.drive = new LoopDeviceIsoDrive(Set.of(cloudStack.vmId(node)));
         cloudStack.simulator().useIsoDrive(drive);
-        // As the README's install says: the upgrade Jobs are privileged pods.
+        // As the README's install says: the CRDs first, and the upgrade Jobs are privileged pods.
+        bed.installCrds();
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(TestBed.OPERATOR_NAMESPACE)
                 .addToLabels("pod-security.kubernetes.io/enforce", "privileged").endMetadata().build()).serverSideApply();
         Map<String, String> properties = new java.util.HashMap<>(cloudStack.operatorProperties());
@@ -79,7 +80,7 @@ final class CksUpgradeBed implements AutoCloseable {
         this.operator = OperatorProcess.start(bed, operatorName, properties);
     }
 
-    static CksUpgradeBed start(TestBed bed, String operatorName) {
+    static CksUpgradeBed start(TestBed bed, String operatorName) throws IOException {
         return new CksUpgradeBed(bed, operatorName);
     }
 

@@ -204,7 +204,8 @@ public final class TestBed implements AutoCloseable {
         return root;
     }
 
-    private void installCrds() throws IOException {
+    /** Applies the project's CRDs (deploy/crds) and waits until they are served. */
+    public void installCrds() throws IOException {
         try (var files = Files.list(projectRoot.resolve("deploy/crds"))) {
             for (Path file : files.filter(f -> f.toString().endsWith(".yml")).sorted().toList()) {
                 CustomResourceDefinition crd = client.getKubernetesSerialization()
