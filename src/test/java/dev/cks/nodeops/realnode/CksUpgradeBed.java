@@ -50,7 +50,16 @@ final class CksUpgradeBed implements AutoCloseable {
     final Path isoWithoutKubeadm;
     final CloudStackFixture cloudStack;
     final LoopDeviceIsoDrive drive;
-    final OperatorProcess operator;
+    /** One exit of the operator process, and when it was started again. */
+    record Restart(Instant exited, int exitCode, Instant restarted) {
+    }
+
+    /** How long the kubelet waits before it restarts a container that exited (its first crash back-off step). */
+    static final Duration RESTART_DELAY = Duration.ofSeconds(10);
+    private volatile OperatorProcess operator;
+    private final List<Restart> restarts = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile boolean closing;
+    private final Thread restarter;
 
     private CksUpgradeBed(TestBed bed, String operatorName) throws IOException {
         this.bed = bed;
@@ -78,6 +87,42 @@ final class CksUpgradeBed implements AutoCloseable {
         properties.put("cks.audit.enabled", "false");
         properties.put("cks.leader-election.identity", operatorName);
         this.operator = OperatorProcess.start(bed, operatorName, properties);
+        // As its Deployment would: an operator that exits (e.g. because it could not renew its Lease
+        // while the API server was down, JOSDK's exit on a lost leadership) is started again.
+        this.restarter = new Thread(this::restartWhenExited, "operator-restarter");
+        restarter.setDaemon(true);
+        restarter.start();
+    }
+
+    private void restartWhenExited() {
+        while (!closing) {
+            OperatorProcess current = operator;
+            if (!current.isAlive()) {
+                Instant exited = Instant.now();
+                pause(RESTART_DELAY.toMillis());
+                if (closing) {
+                    return;
+                }
+                try {
+                    operator = current.restarted();
+                    restarts.add(new Restart(exited, current.exitValue(), Instant.now()));
+                } catch (IOException e) {
+                    System.err.println("[cks-upgrade-bed] could not restart the operator: " + e.getMessage());
+                    return;
+                }
+            }
+            pause(200);
+        }
+    }
+
+    /** The operator process running now. */
+    OperatorProcess operator() {
+        return operator;
+    }
+
+    /** Each time the operator process exited and was started again. */
+    List<Restart> restarts() {
+        return List.copyOf(restarts);
     }
 
     static CksUpgradeBed start(TestBed bed, String operatorName) throws IOException {
@@ -127,7 +172,7 @@ final class CksUpgradeBed implements AutoCloseable {
             }
             pause(1000);
         }
-        throw new AssertionError("NodeUpgrade " + name + " did not finish within " + timeout + "; operator log:\n" + operator.logTail());
+        throw new AssertionError("NodeUpgrade " + name + " did not finish within " + timeout + "; operator log:\n" + operator().logTail());
     }
 
     /** component → image of the static pod manifests kubeadm writes (what `kubeadm upgrade apply` changes). */
@@ -185,6 +230,12 @@ final class CksUpgradeBed implements AutoCloseable {
 
     @Override
     public void close() {
+        closing = true;
+        try {
+            restarter.join(RESTART_DELAY.toMillis() + 2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         operator.close();
         cloudStack.close();
     }

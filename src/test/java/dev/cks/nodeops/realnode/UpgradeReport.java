@@ -26,7 +26,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
  * own timestamped lines, the systemctl stand-in's log. Written as markdown for docs/upgrade.md.
  */
 record UpgradeReport(Instant created, NodeUpgrade done, UpgradeWatch watch, List<LoopDeviceIsoDrive.Change> driveChanges, List<Job> jobs,
-        String jobLog, List<String> systemctl, List<Event> events, OperatorProcess operator) {
+        String jobLog, List<String> systemctl, List<Event> events, OperatorProcess operator, List<CksUpgradeBed.Restart> restarts) {
     private static final Pattern SCRIPT_LINE = Pattern.compile("(?m)^(\\d\\d:\\d\\d:\\d\\d) (.+)$");
 
     /** A phase: from, to (either may be unknown). */
@@ -112,6 +112,12 @@ record UpgradeReport(Instant created, NodeUpgrade done, UpgradeWatch watch, List
             md.append("| ").append(offset(Optional.of(outage.start()))).append(" | ").append(offset(Optional.of(outage.end()))).append(" | ")
                     .append(String.format("%.1f", outage.duration().toMillis() / 1000.0)).append(" | ").append(outage.firstError()).append(" |\n");
         }
+        md.append("\n## Operator process exits (restarted after ").append(CksUpgradeBed.RESTART_DELAY.toSeconds())
+                .append(" s, as by its Deployment)\n\n| exited (s) | exit code | restarted (s) |\n|---|---|---|\n");
+        for (CksUpgradeBed.Restart restart : restarts) {
+            md.append("| ").append(offset(Optional.of(restart.exited()))).append(" | ").append(restart.exitCode()).append(" | ")
+                    .append(offset(Optional.of(restart.restarted()))).append(" |\n");
+        }
         md.append("\n## State changes seen (every 250 ms; s after creation)\n\n```\n");
         for (UpgradeWatch.Change change : watch.changes()) {
             md.append(String.format("%7s  %-13s %s%n", offset(Optional.of(change.at())), change.subject(), change.value()));
@@ -124,7 +130,7 @@ record UpgradeReport(Instant created, NodeUpgrade done, UpgradeWatch watch, List
         md.append("```\n\n## systemctl calls (the bed's stand-in)\n\n```\n");
         systemctl.forEach(line -> md.append(line).append('\n'));
         md.append("```\n\n## The upgrade Job's log\n\n```\n").append(jobLog).append("```\n");
-        md.append("\n## Operator log (this run)\n\n```\n").append(operator.output()).append("```\n");
+        md.append("\n## Operator log (this run, all its processes)\n\n```\n").append(operator.output()).append("```\n");
         Files.writeString(file, md.toString());
     }
 
