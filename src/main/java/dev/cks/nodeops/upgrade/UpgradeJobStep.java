@@ -66,10 +66,31 @@ final class UpgradeJobStep {
      * Empty when the node may go ahead.
      */
     Optional<Outcome> beforeCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.Script) {
-            // What the node's Job will run is judged before the node is touched: a changed script fails here, not after a drain.
-            return userScript(upgrade) instanceof ScriptTrust.Refused refused ? Optional.of(new NodeFailed(refused.message())) : Optional.empty();
+        Optional<Outcome> executorCheck = upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.Script
+                // What the node's Job will run is judged before the node is touched: a changed script fails here, not after a drain.
+                ? (userScript(upgrade) instanceof ScriptTrust.Refused refused ? Optional.of(new NodeFailed(refused.message())) : Optional.empty())
+                : cloudStackReady(upgrade, node, now);
+        return executorCheck.isPresent() ? executorCheck : admitted(upgrade, node);
+    }
+
+    /**
+     * The node's Job, exactly as it will be made, sent as a server-side dry run (the Job and its pod):
+     * Pod Security of the namespace, quotas, limit ranges and names are judged by the API server now,
+     * before the node is drained for a Job that could never run.
+     */
+    private Optional<Outcome> admitted(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+        String namespace = settings.namespace();
+        JobToRun planned = jobFor(upgrade, node, namespace);
+        if (planned instanceof ScriptRefused refused) {
+            return Optional.of(new NodeFailed(refused.message()));
         }
+        Job job = ((Made) planned).job();
+        return jobs.refusal(job).map(why -> new NodeFailed("The upgrade Job of node " + node.getName() + " would be refused by the API server: "
+                + why + " Nothing was cordoned; fix the namespace " + namespace + " (for Pod Security it must allow privileged pods: "
+                + "label pod-security.kubernetes.io/enforce=privileged), then retry the NodeUpgrade."));
+    }
+
+    private Optional<Outcome> cloudStackReady(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         NodeUpgradeStatus status = upgrade.getStatus();
         try {
             KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
@@ -280,6 +301,36 @@ final class UpgradeJobStep {
             return new NodeFailed("The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName()
                     + " is gone and its outcome unknown; check the node, then retry the NodeUpgrade.");
         }
+        if (executor.getType() == UpgradeExecutor.Type.CloudStackIso) {
+            jobs.writeScript(namespace, CloudStackIsoExecutor.SCRIPT_CONFIGMAP, CloudStackIsoExecutor.SCRIPT_KEY, CloudStackIsoExecutor.script());
+        }
+        // Judged again as the Job is made (the script may have changed during the drain); the Job runs only this digest.
+        JobToRun planned = jobFor(upgrade, node, namespace);
+        if (planned instanceof ScriptRefused refused) {
+            return new NodeFailed(refused.message());
+        }
+        jobs.create(((Made) planned).job());
+        node.setJobName(jobName);
+        node.setStepStartedAt(Timestamps.format(now));
+        recorder.event(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
+                + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
+        recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
+        return new Continue(Step.onEvent());
+    }
+
+    /** The node's upgrade Job as it is made, or why its script may not run. */
+    private sealed interface JobToRun {
+    }
+
+    private record Made(Job job) implements JobToRun {
+    }
+
+    private record ScriptRefused(String message) implements JobToRun {
+    }
+
+    private JobToRun jobFor(NodeUpgrade upgrade, UpgradeNodeStatus node, String namespace) {
+        NodeUpgradeSpec spec = upgrade.getSpec();
+        UpgradeExecutor executor = spec.getExecutor();
         String configMap;
         String key;
         List<String> arguments;
@@ -287,28 +338,20 @@ final class UpgradeJobStep {
         if (executor.getType() == UpgradeExecutor.Type.CloudStackIso) {
             configMap = CloudStackIsoExecutor.SCRIPT_CONFIGMAP;
             key = CloudStackIsoExecutor.SCRIPT_KEY;
-            jobs.writeScript(namespace, configMap, key, CloudStackIsoExecutor.script());
             script = new ScriptTrust.Trusted(ScriptTrust.sha256(CloudStackIsoExecutor.script()));
             arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction());
         } else {
             configMap = executor.getScript().getConfigMapRef().getName();
             key = executor.getScript().getConfigMapRef().getKey();
-            // Judged again as the Job is made (the script may have changed during the drain); the Job runs only this digest.
             script = userScript(upgrade);
             arguments = List.of(spec.getTargetVersion(), node.getAction() == Action.Apply ? "apply" : "node");
         }
         if (script instanceof ScriptTrust.Refused refused) {
-            return new NodeFailed(refused.message());
+            return new ScriptRefused(refused.message());
         }
-        jobs.create(UpgradeJob.build(new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(),
+        return new Made(UpgradeJob.build(new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(),
                 node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), settings.upgrade().jobImage(),
                 executor.getJobTimeoutSeconds(), configMap, key, arguments, ((ScriptTrust.Trusted) script).sha256())));
-        node.setJobName(jobName);
-        node.setStepStartedAt(Timestamps.format(now));
-        recorder.event(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
-                + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
-        recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
-        return new Continue(Step.onEvent());
     }
 
     private ScriptTrust.Verdict userScript(NodeUpgrade upgrade) {

@@ -8,7 +8,9 @@ import java.util.Optional;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -19,6 +21,12 @@ interface UpgradeJobs {
 
     /** Creates the Job; one that exists already (created by a run that stopped before recording it) is left as it is. */
     void create(Job job);
+
+    /**
+     * Why the API server would refuse this Job or its pod (a server-side dry run of both: admission,
+     * Pod Security, quotas, validation); empty when both would be admitted.
+     */
+    Optional<String> refusal(Job job);
 
     /** The end of the log of the Job's newest pod; empty when there is none or it cannot be read. */
     String logTail(String namespace, String jobName);
@@ -55,6 +63,31 @@ interface UpgradeJobs {
                 if (e.getCode() != 409) {
                     throw e;
                 }
+            }
+        }
+
+        @Override
+        public Optional<String> refusal(Job job) {
+            String namespace = job.getMetadata().getNamespace();
+            Pod pod = new PodBuilder().withMetadata(new ObjectMetaBuilder().withName(job.getMetadata().getName()).withNamespace(namespace)
+                    .withLabels(job.getSpec().getTemplate().getMetadata().getLabels())
+                    .withAnnotations(job.getSpec().getTemplate().getMetadata().getAnnotations()).build())
+                    .withSpec(job.getSpec().getTemplate().getSpec()).build();
+            try {
+                client.batch().v1().jobs().inNamespace(namespace).resource(job).dryRun().create();
+                // Pod Security is enforced on pods, not on the Job that makes them: only the pod's dry run asks it.
+                client.pods().inNamespace(namespace).resource(pod).dryRun().create();
+                return Optional.empty();
+            } catch (KubernetesClientException e) {
+                if (e.getCode() == 409) {
+                    // The Job exists already: made by a run that stopped before recording it, so it was admitted.
+                    return Optional.empty();
+                }
+                if (e.getCode() < 400 || e.getCode() >= 500) {
+                    // No answer, or a server error: it may pass, the step is retried.
+                    throw e;
+                }
+                return Optional.of(e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : e.getMessage());
             }
         }
 

@@ -84,7 +84,8 @@ class HelmChartIT {
                 List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
                 List.of("patch", "vmmapaudits.nodeops.cks.dev", "--subresource=status"),
                 List.of("create", "events", "-n", "default"),
-                List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("get", "pods", "--subresource=log", "-n", NAMESPACE),
+                List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("create", "pods", "-n", NAMESPACE),
+                List.of("get", "pods", "--subresource=log", "-n", NAMESPACE),
                 List.of("get", "configmaps", "-n", NAMESPACE),
                 List.of("patch", "leases.coordination.k8s.io", "-n", NAMESPACE), List.of("update", "leases.coordination.k8s.io", "-n", NAMESPACE),
                 List.of("get", "secrets/" + SECRET, "-n", "kube-system"));

@@ -30,6 +30,16 @@ final class FakeUpgradeJobs implements UpgradeJobs {
         jobs.putIfAbsent(job.getMetadata().getName(), job);
     }
 
+    /** What the API server would say to the next Jobs' dry runs; empty: admitted. */
+    Optional<String> refusal = Optional.empty();
+    final List<String> dryRuns = new ArrayList<>();
+
+    @Override
+    public Optional<String> refusal(Job job) {
+        dryRuns.add(job.getMetadata().getName());
+        return refusal;
+    }
+
     @Override
     public String logTail(String namespace, String jobName) {
         return log;

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -215,6 +216,21 @@ class NodeUpgradeReconcilerTest {
         assertThat(node(W1).getError()).contains("does not list").contains("Nothing was cordoned");
         assertThat(nodes.calls).doesNotContain("cordon " + W1);
         assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL);
+    }
+
+    @Test
+    void aJobTheApiServerWouldRefuseIsFoundByADryRunBeforeTheNodeIsCordoned() {
+        jobs.refusal = Optional.of("pods \"upgrade-prod-control-a1-0a1b2c3d4e\" is forbidden: violates PodSecurity \"baseline:latest\": privileged");
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(CONTROL).getError()).contains("would be refused by the API server").contains("violates PodSecurity")
+                .contains("Nothing was cordoned").contains("pod-security.kubernetes.io/enforce=privileged");
+        assertThat(nodes.calls).noneMatch(c -> c.startsWith("cordon") || c.startsWith("lock"));
+        assertThat(jobs.dryRuns).hasSize(1);
+        assertThat(jobs.created).isEmpty();
     }
 
     @Test

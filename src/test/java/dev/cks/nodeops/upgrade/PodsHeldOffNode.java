@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
  * Keeps the API server from admitting any pod bound to one node (a ValidatingAdmissionPolicy), so an
  * upgrade Job on that node stays active with no pod: KWOK would otherwise complete it at once. That is
  * how a test holds a node in Upgrading, or lets the Job run into its activeDeadlineSeconds and fail.
+ * Dry runs pass: the operator's dry run of the Job before cordoning must see what a cluster whose
+ * kubelet never starts the pod would show it — an admissible pod.
  */
 final class PodsHeldOffNode implements AutoCloseable {
     private final KubernetesClient client;
@@ -30,7 +32,7 @@ final class PodsHeldOffNode implements AutoCloseable {
                     resourceRules:
                     - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
                   validations:
-                  - expression: "!has(object.spec.nodeName) || object.spec.nodeName != '%2$s'"
+                  - expression: "request.dryRun || !has(object.spec.nodeName) || object.spec.nodeName != '%2$s'"
                     message: "the test holds pods off node %2$s"
                 """.formatted(policy, node)).serverSideApply();
         client.resource("""
@@ -41,13 +43,15 @@ final class PodsHeldOffNode implements AutoCloseable {
                   policyName: %1$s
                   validationActions: [Deny]
                 """.formatted(policy)).serverSideApply();
-        // The policy takes effect once the API server has compiled it: probe with a dry-run pod.
+        // The policy takes effect once the API server has compiled it: probe with a real pod (dry runs pass).
         Awaitility.await("admission policy " + policy + " in force").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                 .until(() -> {
+                    var probe = client.pods().inNamespace(probeNamespace).resource(new PodBuilder().withNewMetadata().withName(policy + "-probe").endMetadata()
+                            .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("registry.invalid/probe:1").endContainer()
+                            .endSpec().build());
                     try {
-                        client.pods().inNamespace(probeNamespace).resource(new PodBuilder().withNewMetadata().withName("probe").endMetadata()
-                                .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("registry.invalid/probe:1").endContainer()
-                                .endSpec().build()).dryRun().create();
+                        probe.create();
+                        probe.withGracePeriod(0).delete();
                         return false;
                     } catch (KubernetesClientException e) {
                         return e.getMessage() != null && e.getMessage().contains("holds pods off");
