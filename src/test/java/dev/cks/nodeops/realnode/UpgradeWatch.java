@@ -59,6 +59,7 @@ final class UpgradeWatch implements AutoCloseable {
         this.node = node;
         this.dir = dir;
         Files.createDirectories(dir);
+        Files.deleteIfExists(dir.resolve("kubectl-get-nu-w.txt"));
         Config config = Config.fromKubeconfig(Files.readString(bed.kubeconfig()));
         config.setConnectionTimeout(1000);
         config.setRequestTimeout(1000);
