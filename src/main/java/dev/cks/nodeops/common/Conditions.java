@@ -15,6 +15,10 @@ public final class Conditions {
     public static final String FAILED = "Failed";
     public static final String ROLLED_BACK = "RolledBack";
     public static final String WAITING = "Waiting";
+    /** spec.paused: True once the operation stopped at a safe boundary, False (reason Pausing) while it gets there. */
+    public static final String PAUSED = "Paused";
+    /** True while a node's drain is blocked past the escalation ladder's Warn step; names the budgets and the pods they hold. */
+    public static final String DRAIN_BLOCKED = "DrainBlocked";
     public static final String IN_SYNC = "InSync";
     public static final String CLOUDSTACK_REACHABLE = "CloudStackReachable";
 

@@ -7,9 +7,24 @@ public final class NodeAnnotations {
     public static final String LOCK = PREFIX + "locked-by";
     /** Set when we cordoned the node: `<kind>/<name>`; absent when it was unschedulable before us. */
     public static final String CORDONED_BY = PREFIX + "cordoned-by";
+    /**
+     * On a Node: leave this node out of every node operation ("true", or a reason). A NodeUpgrade skips it
+     * and says so; a ScaleDown never picks it and refuses to remove it by name. "false" is the same as absent.
+     */
+    public static final String EXCLUDE = PREFIX + "exclude";
     /** On a NodeUpgrade: change its value to retry a failed upgrade. */
     public static final String RETRY = PREFIX + "retry";
 
     private NodeAnnotations() {
+    }
+
+    /** Why the node is left out of node operations (its exclude annotation), or empty when it is not. */
+    public static java.util.Optional<String> excluded(io.fabric8.kubernetes.api.model.Node node) {
+        java.util.Map<String, String> annotations = node == null ? null : node.getMetadata().getAnnotations();
+        String value = annotations == null ? null : annotations.get(EXCLUDE);
+        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("false")) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of("it opts out of node operations (" + EXCLUDE + ": " + value.strip() + ")");
     }
 }

@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
  */
 public class PrinterColumnOrder implements CRDPostProcessor {
     private static final List<String> ORDER = List.of(
-            "Target", "Nodes", "In Sync", "Findings", "Phase", "Progress", "Node", "Last Run", "Age", "Message");
+            "Target", "Nodes", "In Sync", "Findings", "Phase", "Progress", "Node", "Next Window", "Last Run", "Age", "Message");
 
     @Override
     public HasMetadata process(HasMetadata crd, String crdSpecVersion) {

@@ -13,6 +13,12 @@ public final class Timestamps {
         return instant == null ? null : DateTimeFormatter.ISO_INSTANT.format(instant.truncatedTo(ChronoUnit.SECONDS));
     }
 
+    /** To the next whole second: a wait written with second precision then never ends early. */
+    public static Instant roundUp(Instant instant) {
+        Instant seconds = instant.truncatedTo(ChronoUnit.SECONDS);
+        return seconds.equals(instant) ? instant : seconds.plusSeconds(1);
+    }
+
     public static Instant parse(String text) {
         return text == null || text.isBlank() ? null : Instant.parse(text);
     }

@@ -25,7 +25,11 @@ public final class BlockedByReport {
         /** The API server answered something else than success, 404 or a PDB's 429. */
         API_ERROR,
         /** Evictable now (a dry run says so), but the attempt ended before its eviction went through. */
-        NOT_EVICTED_IN_TIME
+        NOT_EVICTED_IN_TIME,
+        /** Annotated wait-completed: left to finish its work; the drain is done when it has completed. */
+        AWAITING_COMPLETION,
+        /** Its drain-order is higher than that of pods still on the node: evicted once they are gone. */
+        LATER_ORDER
     }
 
     /**
@@ -76,6 +80,15 @@ public final class BlockedByReport {
         if (!failed.isEmpty()) {
             lines.add("* API error: " + failed.stream().limit(MAX_PODS_PER_GROUP).map(p -> p.ref() + " (" + p.detail() + ")")
                     .collect(Collectors.joining(", ")) + more(failed));
+        }
+        List<StuckPod> awaited = stuck.stream().filter(p -> p.cause() == Cause.AWAITING_COMPLETION).toList();
+        if (!awaited.isEmpty()) {
+            lines.add("* waiting for pods annotated nodeops.cks.dev/drain: wait-completed to complete: " + names(awaited));
+        }
+        List<StuckPod> ordered = stuck.stream().filter(p -> p.cause() == Cause.LATER_ORDER).toList();
+        if (!ordered.isEmpty()) {
+            lines.add("* evicted once the pods before them are gone: " + ordered.stream().limit(MAX_PODS_PER_GROUP)
+                    .map(p -> p.ref() + " (" + p.detail() + ")").collect(Collectors.joining(", ")) + more(ordered));
         }
         List<StuckPod> late = stuck.stream().filter(p -> p.cause() == Cause.NOT_EVICTED_IN_TIME).toList();
         if (!late.isEmpty()) {

@@ -1,10 +1,14 @@
 package dev.cks.nodeops.drain;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Size;
 
 /** How nodes are drained; the names follow `kubectl drain`'s flags. */
 public class DrainOptions {
@@ -52,6 +56,12 @@ public class DrainOptions {
     @JsonPropertyDescription("Only drain pods matching this label selector (e.g. 'app=web,tier!=cache'); empty means all pods.")
     private String podSelector = "";
 
+    @JsonPropertyDescription("What to do, step by step, while PodDisruptionBudgets keep the drain of a node blocked. Without it: a Warning event "
+            + "after 10 s, and the drain gives up when its attempts are used up. The give-up step (SkipNode, Fail, RollBack) also applies when "
+            + "the attempts run out first. Nothing is ever deleted without a DeletePods step and its selector.")
+    @Size(max = 10)
+    private List<EscalationStep> escalation = new ArrayList<>();
+
     /** The CR's drain options (may be null), with the operator's settings where the CR leaves a value unset. */
     public static DrainOptions effective(DrainOptions fromSpec, OperatorSettings.Drain defaults) {
         DrainOptions spec = fromSpec == null ? new DrainOptions() : fromSpec;
@@ -66,6 +76,7 @@ public class DrainOptions {
         resolved.disableEviction = spec.disableEviction;
         resolved.skipWaitForDeleteTimeoutSeconds = spec.skipWaitForDeleteTimeoutSeconds;
         resolved.podSelector = spec.podSelector;
+        resolved.escalation = spec.escalation;
         return resolved;
     }
 
@@ -95,6 +106,8 @@ public class DrainOptions {
     public void setDisableEviction(Boolean disableEviction) { this.disableEviction = disableEviction; }
     public Integer getSkipWaitForDeleteTimeoutSeconds() { return skipWaitForDeleteTimeoutSeconds; }
     public void setSkipWaitForDeleteTimeoutSeconds(Integer v) { this.skipWaitForDeleteTimeoutSeconds = v; }
+    public List<EscalationStep> getEscalation() { return escalation; }
+    public void setEscalation(List<EscalationStep> escalation) { this.escalation = escalation == null ? new ArrayList<>() : escalation; }
     public String getPodSelector() { return podSelector; }
     public void setPodSelector(String podSelector) { this.podSelector = podSelector; }
 }

@@ -2,20 +2,27 @@ package dev.cks.nodeops.drain;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.cks.nodeops.drain.EvictionApi.Answer;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 
 /**
- * Before anything is cordoned: dry-run evictions (`dryRun=All`) of every pod the drain would remove
- * and the PodDisruptionBudgets' status, across all nodes of the operation. Evicts and cordons nothing.
+ * Before anything is cordoned: dry-run evictions (`dryRun=All`) of every pod the drain would remove,
+ * the PodDisruptionBudgets' status, and where each evicted pod's replacement could be scheduled,
+ * across all nodes of the operation. Evicts and cordons nothing.
  */
 public final class DrainPreflight {
     private static final long DRY_RUN_TIMEOUT_SECONDS = 30;
@@ -29,16 +36,20 @@ public final class DrainPreflight {
     }
 
     /** @throws PodSelector.InvalidSelector when the podSelector cannot be parsed */
-    public PreflightPrediction.Report check(List<String> nodes, DrainOptions options, Instant now) throws InterruptedException {
+    public PreflightPrediction.Report check(List<String> nodes, Draining draining, DrainOptions options, Instant now) throws InterruptedException {
         PodFilters filters = PodFilters.forOptions(options, now);
+        List<Pod> allPods = client.pods().inAnyNamespace().list().getItems();
+        List<Node> allNodes = client.nodes().list().getItems();
         Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();
+        Map<String, List<Pod>> evictedByNode = new LinkedHashMap<>();
         Map<String, CompletableFuture<Answer>> dryRuns = new LinkedHashMap<>();
         for (String node : nodes) {
             Map<Pod, PodVerdict> byPod = new LinkedHashMap<>();
-            for (Pod pod : client.pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems()) {
+            for (Pod pod : allPods.stream().filter(p -> p.getSpec() != null && node.equals(p.getSpec().getNodeName())).toList()) {
                 PodVerdict verdict = filters.verdict(pod);
                 byPod.put(pod, verdict);
                 if (verdict.action() == PodVerdict.Action.EVICT && pod.getMetadata().getDeletionTimestamp() == null) {
+                    evictedByNode.computeIfAbsent(node, n -> new ArrayList<>()).add(pod);
                     dryRuns.put(PodFilters.name(pod), evictions.remove(NodeDrainer.refOf(pod), options.getGracePeriodSeconds(), true,
                             Boolean.TRUE.equals(options.getDisableEviction())));
                 }
@@ -48,6 +59,7 @@ public final class DrainPreflight {
         // Plain deletes (disableEviction) bypass budgets, so none can block them.
         List<PodDisruptionBudget> budgets = Boolean.TRUE.equals(options.getDisableEviction()) ? List.of()
                 : client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems();
+        PreflightPrediction.Replacements replacements = replacements(evictedByNode, draining, allNodes, allPods);
         try {
             CompletableFuture.allOf(dryRuns.values().toArray(CompletableFuture[]::new)).get(DRY_RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
@@ -55,6 +67,44 @@ public final class DrainPreflight {
         }
         Map<String, Answer> answers = new LinkedHashMap<>();
         dryRuns.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer", new ArrayList<>()))));
-        return PreflightPrediction.predict(verdicts, budgets, answers);
+        return PreflightPrediction.predict(verdicts, budgets, answers, draining, replacements);
+    }
+
+    /** Where each evicted pod's replacement could go while its group of nodes is drained, and the workload it belongs to. */
+    private PreflightPrediction.Replacements replacements(Map<String, List<Pod>> evictedByNode, Draining draining, List<Node> allNodes,
+            List<Pod> allPods) {
+        Map<String, ReplacementPlacement.Verdict> byPod = new LinkedHashMap<>();
+        if (draining == Draining.TOGETHER) {
+            byPod.putAll(ReplacementPlacement.place(evictedByNode.values().stream().flatMap(List::stream).toList(), evictedByNode.keySet(),
+                    allNodes, allPods));
+        } else {
+            evictedByNode.forEach((node, pods) -> byPod.putAll(ReplacementPlacement.place(pods, Set.of(node), allNodes, allPods)));
+        }
+        Map<String, String> workloads = new HashMap<>();
+        Map<String, String> replicaSetOwners = new HashMap<>();
+        evictedByNode.values().stream().flatMap(List::stream).forEach(pod -> workloads.put(PodFilters.name(pod), workloadOf(pod, replicaSetOwners)));
+        return new PreflightPrediction.Replacements(byPod, workloads);
+    }
+
+    /** "Deployment ns/name" for a pod of a Deployment's ReplicaSet, else its controller, else the pod itself. */
+    private String workloadOf(Pod pod, Map<String, String> replicaSetOwners) {
+        String namespace = pod.getMetadata().getNamespace();
+        OwnerReference controller = PodFilters.controllerOf(pod);
+        if (controller == null) {
+            return "pod " + PodFilters.name(pod);
+        }
+        if ("ReplicaSet".equals(controller.getKind())) {
+            return replicaSetOwners.computeIfAbsent(namespace + "/" + controller.getName(), key -> {
+                try {
+                    ReplicaSet replicaSet = client.apps().replicaSets().inNamespace(namespace).withName(controller.getName()).get();
+                    OwnerReference owner = replicaSet == null || replicaSet.getMetadata().getOwnerReferences() == null ? null
+                            : replicaSet.getMetadata().getOwnerReferences().stream().filter(o -> Boolean.TRUE.equals(o.getController())).findFirst().orElse(null);
+                    return owner == null ? "ReplicaSet " + key : owner.getKind() + " " + namespace + "/" + owner.getName();
+                } catch (KubernetesClientException unreadable) {
+                    return "ReplicaSet " + key;
+                }
+            });
+        }
+        return controller.getKind() + " " + namespace + "/" + controller.getName();
     }
 }

@@ -11,9 +11,10 @@ import java.util.List;
  * @param podsRemaining pods the drain still waits for; -1 when this step did not look (between attempts, API unreachable)
  * @param budgetHolds the PodDisruptionBudgets that keep pods on the node after this step (held back or refused with 429)
  * @param podsLeaving a pod was evicted in this step, or is still terminating: the drain is moving
+ * @param heldPods the pods the budgets keep on the node, for the escalation ladder's selectors
  */
 public record DrainResult(Outcome outcome, Instant nextCheckAt, String report, DrainState state, int podsRemaining,
-        List<BlockedByReport.BudgetHold> budgetHolds, boolean podsLeaving) {
+        List<BlockedByReport.BudgetHold> budgetHolds, boolean podsLeaving, List<DrainEscalation.HeldPod> heldPods) {
     public enum Outcome {
         /** The node holds no pod the drain removes. */
         DONE,

@@ -10,6 +10,7 @@ import java.util.List;
 public class DrainState {
     /** Older entries of {@link #podsSeen} are dropped beyond this, so a huge node can't bloat the status. */
     static final int MAX_PODS_SEEN = 500;
+    static final int MAX_WORKLOADS = 100;
 
     private Integer attempt;
     private String attemptStartedAt;
@@ -24,8 +25,10 @@ public class DrainState {
     private String blockCause;
     /** Since when {@link #blockCause} has held the drain without a pod leaving the node. */
     private String blockSince;
-    /** The cause last announced with a Warning event, so each cause is announced once. */
-    private String blockAnnounced;
+    /** The steps of the escalation ladder this drain took, each once per cause, with when and what came of it. */
+    private List<EscalationRecord> escalation = new ArrayList<>();
+    /** The controllers of the pods this drain evicted ({@code Kind namespace/name}), for the soak's health gate. */
+    private List<String> workloads = new ArrayList<>();
 
     public static DrainState copyOf(DrainState state) {
         DrainState copy = new DrainState();
@@ -38,9 +41,31 @@ public class DrainState {
             copy.lastApiError = state.lastApiError;
             copy.blockCause = state.blockCause;
             copy.blockSince = state.blockSince;
-            copy.blockAnnounced = state.blockAnnounced;
+            copy.escalation = new ArrayList<>(state.escalation);
+            copy.workloads = new ArrayList<>(state.workloads);
         }
         return copy;
+    }
+
+    /**
+     * The drain was held (paused, or its window closed) for this long: its attempt and block clocks move on
+     * by as much, so the time held uses up neither an attempt nor counts as blocked.
+     */
+    public void resumeAfter(java.time.Duration held) {
+        attemptStartedAt = shifted(attemptStartedAt, held);
+        nextAttemptAt = shifted(nextAttemptAt, held);
+        blockSince = shifted(blockSince, held);
+    }
+
+    private static String shifted(String timestamp, java.time.Duration by) {
+        java.time.Instant at = dev.cks.nodeops.common.Timestamps.parse(timestamp);
+        return at == null ? null : dev.cks.nodeops.common.Timestamps.format(at.plus(by));
+    }
+
+    void recordWorkload(String workload) {
+        if (workload != null && !workloads.contains(workload) && workloads.size() < MAX_WORKLOADS) {
+            workloads.add(workload);
+        }
     }
 
     void recordEvicted(String podKey) {
@@ -68,6 +93,8 @@ public class DrainState {
     public void setBlockCause(String blockCause) { this.blockCause = blockCause; }
     public String getBlockSince() { return blockSince; }
     public void setBlockSince(String blockSince) { this.blockSince = blockSince; }
-    public String getBlockAnnounced() { return blockAnnounced; }
-    public void setBlockAnnounced(String blockAnnounced) { this.blockAnnounced = blockAnnounced; }
+    public List<String> getWorkloads() { return workloads; }
+    public void setWorkloads(List<String> workloads) { this.workloads = workloads == null ? new ArrayList<>() : workloads; }
+    public List<EscalationRecord> getEscalation() { return escalation; }
+    public void setEscalation(List<EscalationRecord> escalation) { this.escalation = escalation == null ? new ArrayList<>() : escalation; }
 }

@@ -44,6 +44,8 @@ public final class NodeDrainer {
     public static final Duration RECHECK_DISRUPTION_BUDGETS = Duration.ofSeconds(1);
     /** How soon to look again while evicted pods are only terminating. */
     public static final Duration CHECK_TERMINATING = Duration.ofSeconds(1);
+    /** How soon to look again while the drain only waits for pods annotated wait-completed, which may run for hours. */
+    public static final Duration CHECK_COMPLETION = Duration.ofSeconds(5);
     /** Evictions in flight at once; enough to empty a node quickly without flooding the API server. */
     public static final int MAX_PARALLEL_EVICTIONS = 16;
     /**
@@ -85,7 +87,7 @@ public final class NodeDrainer {
         decision.applyTo(next);
         if (decision.kind() == DrainSchedule.Kind.WAIT) {
             return new DrainResult(Outcome.IN_PROGRESS, decision.nextAttemptAt(), Objects.requireNonNullElse(next.getBlockedBy(), ""), next, -1,
-                    List.of(), false);
+                    List.of(), false, List.of());
         }
         boolean givingUp = decision.kind() == DrainSchedule.Kind.GIVE_UP;
 
@@ -96,16 +98,18 @@ public final class NodeDrainer {
             next.setLastApiError(BlockedByReport.tail("listing the pods of node " + node + ": " + e.getMessage()));
             String report = BlockedByReport.format(node, List.of(), Map.of(), next.getLastApiError());
             return givingUp ? finish(Outcome.BLOCKED, next, report + "\n" + decision.why(), -1)
-                    : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt());
+                    : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt(), List.of());
         }
 
         List<Pod> toRemove = new ArrayList<>();
+        List<Pod> awaited = new ArrayList<>();
         List<StuckPod> refused = new ArrayList<>();
         for (Pod pod : pods) {
             PodVerdict verdict = filters.verdict(pod);
             switch (verdict.action()) {
                 case EVICT -> toRemove.add(pod);
                 case REFUSE -> refused.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.REFUSED, verdict.reason()));
+                case WAIT -> awaited.add(pod);
                 case SKIP -> { }
             }
         }
@@ -113,13 +117,16 @@ public final class NodeDrainer {
             // kubectl refuses the whole drain before evicting anything: a half-drained node helps nobody.
             return finish(Outcome.FAILED, next, BlockedByReport.format(node, refused, Map.of(), null), refused.size());
         }
-        if (toRemove.isEmpty()) {
+        if (toRemove.isEmpty() && awaited.isEmpty()) {
             next.setBlockedBy(null);
             return finish(Outcome.DONE, next, "", 0);
         }
 
         List<Pod> terminating = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).toList();
-        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
+        // Pods of a higher drain-order wait until every pod of a lower order is gone.
+        int order = PodDrainPolicy.current(toRemove);
+        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) == order).toList();
+        List<Pod> later = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) != order).toList();
         // Budget-aware: send only the evictions the budgets allow now, so pods that could not go anyway
         // cost no 429. Not when giving up (a dry run of every pod tells why each is still there, without
         // evicting anything more), nor for plain deletes (they bypass budgets).
@@ -147,6 +154,13 @@ public final class NodeDrainer {
         for (Pod pod : terminating) {
             stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.TERMINATING, terminatingDetail(pod, now)));
         }
+        for (Pod pod : later) {
+            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.LATER_ORDER,
+                    PodDrainPolicy.ORDER + " " + PodDrainPolicy.order(pod) + ", after the pods of order " + order));
+        }
+        for (Pod pod : awaited) {
+            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.AWAITING_COMPLETION, ""));
+        }
         for (Map.Entry<Pod, Answer> entry : answers.entrySet()) {
             Pod pod = entry.getKey();
             Answer answer = entry.getValue();
@@ -162,6 +176,7 @@ public final class NodeDrainer {
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.NOT_EVICTED_IN_TIME, ""));
                 } else {
                     next.recordEvicted(refOf(pod).key());
+                    next.recordWorkload(workloadOf(pod));
                     evicted.add(pod);
                     stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.TERMINATING, "evicted just now"));
                 }
@@ -184,21 +199,35 @@ public final class NodeDrainer {
         }
         Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next, budgetsListed, evicted);
         String report = BlockedByReport.format(node, stuck, budgets, givingUp ? next.getLastApiError() : null);
-        int remaining = toRemove.size() - gone;
+        int remaining = toRemove.size() - gone + awaited.size();
         if (remaining == 0) {
             next.setBlockedBy(null);
             return finish(Outcome.DONE, next, "", 0);
         }
         next.setBlockedBy(report);
+        List<DrainEscalation.HeldPod> held = heldPods(stuck, toRemove);
         if (givingUp) {
-            return finish(Outcome.BLOCKED, next, report + "\nThe drain gives up: " + decision.why() + ".", remaining);
+            String gaveUp = report + "\nThe drain gives up: " + decision.why() + ".";
+            next.setBlockedBy(gaveUp);
+            next.setNextAttemptAt(null);
+            return new DrainResult(Outcome.BLOCKED, null, gaveUp, next, remaining, List.of(), false, held);
         }
         List<BudgetNumbers> holding = heldBack.values().stream().distinct()
                 .map(budgets::get).toList();
         boolean podsLeaving = !evicted.isEmpty() || !terminating.isEmpty() || gone > 0;
-        Duration again = EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
+        boolean onlyAwaiting = toRemove.size() == gone;
+        Duration again = onlyAwaiting && !apiError ? CHECK_COMPLETION : EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
         return inProgress(next, report, remaining, BlockedByReport.budgetHolds(stuck, budgets), podsLeaving, now.plus(again),
-                decision.attemptEndsAt());
+                decision.attemptEndsAt(), held);
+    }
+
+    /** The pods budgets keep on the node (held back, or refused with 429), with their labels for the ladder's selectors. */
+    private static List<DrainEscalation.HeldPod> heldPods(List<StuckPod> stuck, List<Pod> pods) {
+        Map<String, Pod> byRef = new HashMap<>();
+        pods.forEach(p -> byRef.put(PodFilters.name(p), p));
+        return stuck.stream().filter(s -> s.cause() == Cause.DISRUPTION_BUDGET && byRef.containsKey(s.ref()))
+                .map(s -> new DrainEscalation.HeldPod(refOf(byRef.get(s.ref())), byRef.get(s.ref()).getMetadata().getLabels(), s.detail()))
+                .toList();
     }
 
     private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {
@@ -321,13 +350,32 @@ public final class NodeDrainer {
         if (outcome != Outcome.DONE) {
             state.setBlockedBy(report);
         }
-        return new DrainResult(outcome, null, report, state, remaining, List.of(), false);
+        return new DrainResult(outcome, null, report, state, remaining, List.of(), false, List.of());
     }
 
     private static DrainResult inProgress(DrainState state, String report, int remaining, List<BlockedByReport.BudgetHold> holds,
-            boolean podsLeaving, Instant wanted, Instant attemptEndsAt) {
+            boolean podsLeaving, Instant wanted, Instant attemptEndsAt, List<DrainEscalation.HeldPod> held) {
         Instant nextCheck = attemptEndsAt != null && attemptEndsAt.isBefore(wanted) ? attemptEndsAt : wanted;
-        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving);
+        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving, held);
+    }
+
+    /**
+     * Deletes pods (a plain DELETE with their UID as precondition, bypassing their budgets): the escalation
+     * ladder's DeletePods step, which a user opted these pods into. Answers per pod, never throws.
+     */
+    public Map<EvictionApi.PodRef, Answer> delete(List<DrainEscalation.Deletion> deletions) {
+        Map<EvictionApi.PodRef, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+        deletions.forEach(d -> inFlight.put(d.pod(), evictions.remove(d.pod(), d.gracePeriodSeconds(), false, true)));
+        await(CompletableFuture.allOf(inFlight.values().toArray(CompletableFuture[]::new)), System.nanoTime() + STEP_BUDGET.toNanos());
+        Map<EvictionApi.PodRef, Answer> answers = new LinkedHashMap<>();
+        inFlight.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer within " + STEP_BUDGET.toSeconds() + "s", List.of()))));
+        return answers;
+    }
+
+    /** {@code Kind namespace/name} of the pod's controller; null for a pod no controller manages. */
+    static String workloadOf(Pod pod) {
+        var controller = PodFilters.controllerOf(pod);
+        return controller == null ? null : controller.getKind() + " " + pod.getMetadata().getNamespace() + "/" + controller.getName();
     }
 
     static PodRef refOf(Pod pod) {

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 /**
  * Which pods a drain removes, as kubectl's drain decides it: a list of named filters applied in
  * order, the first that does not say "evict" decides. Every refusal names the option that overrides it.
+ * The pod's own annotations ({@link PodDrainPolicy}) come right after the podSelector.
  */
 public final class PodFilters {
     /** One filter: a verdict for the pod, or {@link PodVerdict#evict()} when it has no objection. */
@@ -38,6 +39,8 @@ public final class PodFilters {
         int skipWaitSeconds = options.getSkipWaitForDeleteTimeoutSeconds() == null ? 0 : options.getSkipWaitForDeleteTimeoutSeconds();
         return new PodFilters(List.of(
                 pod -> podSelector(pod, selector),
+                // The pod's own word comes before kubectl's rules: a bare pod annotated skip is left, not refused.
+                PodDrainPolicy::behavior,
                 pod -> deletedLongAgo(pod, skipWaitSeconds, now),
                 pod -> daemonSet(pod, !Boolean.FALSE.equals(options.getIgnoreDaemonSets())),
                 PodFilters::mirror,

@@ -8,7 +8,9 @@ public record PodVerdict(Action action, String reason) {
         /** Leave the pod on the node; the drain does not wait for it. */
         SKIP,
         /** The drain cannot go on while this pod is on the node; the reason says which option overrides it. */
-        REFUSE
+        REFUSE,
+        /** Leave the pod on the node, but the drain is not done until it has completed or gone. */
+        WAIT
     }
 
     private static final PodVerdict EVICT_IT = new PodVerdict(Action.EVICT, "");
@@ -23,5 +25,9 @@ public record PodVerdict(Action action, String reason) {
 
     public static PodVerdict refuse(String reason) {
         return new PodVerdict(Action.REFUSE, reason);
+    }
+
+    public static PodVerdict waitFor(String reason) {
+        return new PodVerdict(Action.WAIT, reason);
     }
 }

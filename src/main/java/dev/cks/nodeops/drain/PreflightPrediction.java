@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
@@ -13,13 +14,42 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 
 /**
- * What draining a set of nodes together would run into, predicted from their pods, the pod filters,
- * dry-run evictions and PodDisruptionBudget status. Pure. Budgets are counted across all nodes of the
- * operation: two nodes each losing one pod of a budget that allows one disruption need two.
+ * What draining a set of nodes would run into, predicted from their pods, the pod filters, dry-run
+ * evictions, PodDisruptionBudget status and where the evicted pods' replacements could be scheduled.
+ * Pure. Budgets are counted across the nodes drained together: two nodes each losing one pod of a
+ * budget that allows one disruption need two.
+ *
+ * <p>A budget that allows fewer disruptions than the drain needs lets the rest go only as replacements
+ * become Ready elsewhere. When those replacements cannot be scheduled anywhere (pinned to the nodes
+ * being drained, no room, a taint they do not tolerate…) the drain is blocked, not slowed.
  */
 public final class PreflightPrediction {
-    /** A budget the drain would need more disruptions from than it allows now. */
-    public record BudgetPressure(BudgetNumbers numbers, Map<String, List<String>> podsByNode, boolean blocks) {
+    /**
+     * Where the replacements of evicted pods could run, and the workload each pod belongs to.
+     *
+     * @param byPod per pod (namespace/name) the drain would evict
+     * @param workloadByPod e.g. {@code Deployment shop/web}, per pod; a pod missing here is named itself
+     */
+    public record Replacements(Map<String, ReplacementPlacement.Verdict> byPod, Map<String, String> workloadByPod) {
+        public static Replacements notChecked() {
+            return new Replacements(Map.of(), Map.of());
+        }
+
+        String workload(String pod) {
+            return workloadByPod.getOrDefault(pod, "pod " + pod);
+        }
+
+        boolean placed(String pod) {
+            return !(byPod.get(pod) instanceof ReplacementPlacement.Nowhere);
+        }
+    }
+
+    /**
+     * A budget the drain would need more disruptions from than it allows now.
+     *
+     * @param unschedulable why the replacements this budget waits for cannot be scheduled; null when they can
+     */
+    public record BudgetPressure(BudgetNumbers numbers, Map<String, List<String>> podsByNode, boolean blocks, String unschedulable) {
         public int podsToLose() {
             return podsByNode.values().stream().mapToInt(List::size).sum();
         }
@@ -27,14 +57,27 @@ public final class PreflightPrediction {
         public String describe() {
             String pods = podsByNode.entrySet().stream()
                     .map(e -> e.getValue().size() + " on " + e.getKey()).collect(Collectors.joining(", "));
-            return numbers.describe() + "; the drain would evict " + podsToLose() + " of its pods (" + pods + ")"
-                    + (blocks ? ": blocked until more of its pods are healthy"
-                            : ": evictions will wait for replacements to become Ready on other nodes");
+            String head = numbers.describe() + "; the drain would evict " + podsToLose() + " of its pods (" + pods + ")";
+            if (unschedulable != null) {
+                return head + ": blocked, because " + unschedulable;
+            }
+            return head + (blocks ? ": blocked until more of its pods are healthy"
+                    : ": evictions will wait for replacements to become Ready on other nodes");
         }
     }
 
-    /** Per node: pods a filter refuses, and the budgets involved. */
-    public record Report(Map<String, List<String>> refusedByNode, List<BudgetPressure> budgets) {
+    /**
+     * @param refusedByNode per node, pods a filter refuses
+     * @param budgets the budgets involved
+     * @param homeless per workload whose evicted pods' replacements cannot be scheduled, why (a budget may not need them)
+     * @param awaitedByNode per node, pods the drain will wait for (annotated wait-completed); they slow it, they do not block it
+     */
+    public record Report(Map<String, List<String>> refusedByNode, List<BudgetPressure> budgets, Map<String, String> homeless,
+            Map<String, List<String>> awaitedByNode) {
+        public Report(Map<String, List<String>> refusedByNode, List<BudgetPressure> budgets) {
+            this(refusedByNode, budgets, Map.of(), Map.of());
+        }
+
         /** True when the drain, as things stand, cannot finish. */
         public boolean predictsBlock() {
             return refusedByNode.values().stream().anyMatch(r -> !r.isEmpty()) || budgets.stream().anyMatch(BudgetPressure::blocks);
@@ -44,6 +87,8 @@ public final class PreflightPrediction {
             List<String> lines = new ArrayList<>();
             refusedByNode.forEach((node, reasons) -> reasons.forEach(r -> lines.add("* node " + node + ": " + r)));
             budgets.forEach(b -> lines.add("* " + b.describe()));
+            homeless.forEach((workload, why) -> lines.add("* " + workload + " would run short: its evicted pods cannot be replaced, " + why));
+            awaitedByNode.forEach((node, reasons) -> reasons.forEach(r -> lines.add("* node " + node + ": " + r)));
             return lines.isEmpty() ? "Preflight found nothing that would block the drain."
                     : (predictsBlock() ? "Preflight predicts the drain will be blocked:\n" : "Preflight predicts the drain will be slowed:\n")
                             + String.join("\n", lines);
@@ -56,13 +101,17 @@ public final class PreflightPrediction {
     /**
      * @param verdicts each node's pods with their filter verdicts
      * @param dryRuns the dry-run eviction answer of each pod the drain would evict, by namespace/name
+     * @param draining whether the nodes are drained together (their budgets are shared) or one at a time
      */
-    public static Report predict(Map<String, Map<Pod, PodVerdict>> verdicts, List<PodDisruptionBudget> budgets, Map<String, Answer> dryRuns) {
+    public static Report predict(Map<String, Map<Pod, PodVerdict>> verdicts, List<PodDisruptionBudget> budgets, Map<String, Answer> dryRuns,
+            Draining draining, Replacements replacements) {
         Map<String, List<String>> refused = new TreeMap<>();
         Map<String, Map<String, List<String>>> lossesByBudget = new LinkedHashMap<>();
         Map<String, Boolean> dryRunBlocked = new LinkedHashMap<>();
         Map<String, PodDisruptionBudget> budgetByRef = new LinkedHashMap<>();
         budgets.forEach(b -> budgetByRef.put(b.getMetadata().getNamespace() + "/" + b.getMetadata().getName(), b));
+        Map<String, String> homeless = new TreeMap<>();
+        Map<String, List<String>> awaited = new TreeMap<>();
         verdicts.forEach((node, pods) -> {
             refused.put(node, new ArrayList<>());
             pods.forEach((pod, verdict) -> {
@@ -70,10 +119,17 @@ public final class PreflightPrediction {
                     refused.get(node).add(verdict.reason());
                     return;
                 }
+                if (verdict.action() == PodVerdict.Action.WAIT) {
+                    awaited.computeIfAbsent(node, n -> new ArrayList<>()).add(verdict.reason());
+                    return;
+                }
                 if (verdict.action() != PodVerdict.Action.EVICT || pod.getMetadata().getDeletionTimestamp() != null) {
                     return;
                 }
                 String podRef = PodFilters.name(pod);
+                if (replacements.byPod().get(podRef) instanceof ReplacementPlacement.Nowhere nowhere && PodFilters.controllerOf(pod) != null) {
+                    homeless.putIfAbsent(replacements.workload(podRef), nowhere.why());
+                }
                 Answer dryRun = dryRuns.get(podRef);
                 for (PodDisruptionBudget budget : DisruptionBudgets.covering(pod, budgets)) {
                     String budgetRef = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
@@ -85,14 +141,43 @@ public final class PreflightPrediction {
             });
         });
         List<BudgetPressure> pressures = new ArrayList<>();
+        Set<String> explained = new java.util.HashSet<>();
         lossesByBudget.forEach((budgetRef, podsByNode) -> {
             BudgetNumbers numbers = DisruptionBudgets.numbers(budgetByRef.get(budgetRef));
             int losing = podsByNode.values().stream().mapToInt(List::size).sum();
-            boolean blocks = numbers.disruptionsAllowed() == 0 || dryRunBlocked.getOrDefault(budgetRef, false);
+            String unschedulable = unschedulableReplacements(numbers, podsByNode, draining, replacements);
+            boolean blocks = numbers.disruptionsAllowed() == 0 || dryRunBlocked.getOrDefault(budgetRef, false) || unschedulable != null;
             if (blocks || losing > numbers.disruptionsAllowed()) {
-                pressures.add(new BudgetPressure(numbers, podsByNode, blocks));
+                pressures.add(new BudgetPressure(numbers, podsByNode, blocks, unschedulable));
+                if (unschedulable != null) {
+                    podsByNode.values().forEach(pods -> pods.forEach(p -> explained.add(replacements.workload(p))));
+                }
             }
         });
-        return new Report(refused, pressures);
+        explained.forEach(homeless::remove);
+        return new Report(refused, pressures, homeless, awaited);
+    }
+
+    /**
+     * Past its allowed disruptions, a budget lets one more pod go for each replacement that became Ready.
+     * Null when enough replacements can be scheduled; else a sentence naming the workload and the
+     * scheduler's reason. Per group of nodes drained together.
+     */
+    private static String unschedulableReplacements(BudgetNumbers numbers, Map<String, List<String>> podsByNode, Draining draining,
+            Replacements replacements) {
+        List<List<String>> groups = draining == Draining.TOGETHER
+                ? List.of(podsByNode.values().stream().flatMap(List::stream).toList())
+                : List.copyOf(podsByNode.values());
+        for (List<String> group : groups) {
+            int needed = group.size() - Math.max(0, numbers.disruptionsAllowed());
+            List<String> stuck = group.stream().filter(p -> !replacements.placed(p)).toList();
+            if (needed > 0 && group.size() - stuck.size() < needed) {
+                String pod = stuck.get(0);
+                String why = ((ReplacementPlacement.Nowhere) replacements.byPod().get(pod)).why();
+                return needed + " of them can only go once replacements are Ready, and no replacement of " + replacements.workload(pod)
+                        + " can be scheduled: " + why;
+            }
+        }
+        return null;
     }
 }

@@ -9,10 +9,13 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.cks.nodeops.drain.DrainClient;
+import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.EvictionListener;
 import dev.cks.nodeops.drain.NodeDrainer;
 import dev.cks.nodeops.drain.PodFilters;
@@ -99,6 +102,11 @@ public final class KubernetesNodeWork implements NodeWork {
     }
 
     @Override
+    public Map<EvictionApi.PodRef, EvictionApi.Answer> deletePods(List<DrainEscalation.Deletion> deletions) {
+        return drainer.delete(deletions);
+    }
+
+    @Override
     public boolean release(String node, String owner, boolean uncordon) {
         boolean uncordoned = uncordon && cordons.uncordon(node, owner);
         locks.release(node, owner);
@@ -111,13 +119,51 @@ public final class KubernetesNodeWork implements NodeWork {
     }
 
     @Override
-    public PreflightPrediction.Report preflight(List<String> nodes, DrainOptions options, Instant now) {
+    public PreflightPrediction.Report preflight(List<String> nodes, Draining draining, DrainOptions options, Instant now) {
         try {
-            return preflight.check(nodes, options, now);
+            return preflight.check(nodes, draining, options, now);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KubernetesClientException("interrupted during the drain preflight");
         }
+    }
+
+    @Override
+    public List<String> workloadsNotReady(List<String> workloads) {
+        List<String> notReady = new java.util.ArrayList<>();
+        for (String workload : workloads) {
+            String[] kindAndRef = workload.split(" ", 2);
+            String[] ref = kindAndRef[1].split("/", 2);
+            Integer wanted;
+            Integer ready;
+            switch (kindAndRef[0]) {
+                case "ReplicaSet" -> {
+                    var replicaSet = client.apps().replicaSets().inNamespace(ref[0]).withName(ref[1]).get();
+                    wanted = replicaSet == null ? null : replicaSet.getSpec().getReplicas();
+                    ready = replicaSet == null || replicaSet.getStatus() == null ? null : replicaSet.getStatus().getReadyReplicas();
+                }
+                case "StatefulSet" -> {
+                    var statefulSet = client.apps().statefulSets().inNamespace(ref[0]).withName(ref[1]).get();
+                    wanted = statefulSet == null ? null : statefulSet.getSpec().getReplicas();
+                    ready = statefulSet == null || statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
+                }
+                default -> {
+                    // Another controller: its pods, found by their controller reference, must all be Ready.
+                    List<Pod> pods = client.pods().inNamespace(ref[0]).list().getItems().stream()
+                            .filter(p -> p.getMetadata().getOwnerReferences() != null && p.getMetadata().getOwnerReferences().stream()
+                                    .anyMatch(o -> Boolean.TRUE.equals(o.getController()) && o.getKind().equals(kindAndRef[0]) && o.getName().equals(ref[1])))
+                            .filter(p -> p.getStatus() == null || !"Succeeded".equals(p.getStatus().getPhase())).toList();
+                    wanted = pods.isEmpty() ? null : pods.size();
+                    ready = (int) pods.stream().filter(p -> p.getStatus() != null && p.getStatus().getConditions() != null
+                            && p.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))).count();
+                }
+            }
+            int have = ready == null ? 0 : ready;
+            if (wanted != null && have < wanted) {
+                notReady.add(workload + " (" + have + " of " + wanted + " Ready)");
+            }
+        }
+        return notReady;
     }
 
     @Override

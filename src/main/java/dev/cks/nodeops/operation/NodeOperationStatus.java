@@ -10,6 +10,30 @@ public abstract class NodeOperationStatus extends OperationStatus {
     private String currentNode;
     /** The CloudStack Kubernetes cluster this operation found (or was told), recorded so a restart asks for the same one. */
     private String clusterId;
+    /** Where spec.window stands; absent without a window. */
+    private WindowStatus window;
+    /**
+     * Since when the operation has been held by spec.paused or its window with no node worked on: that time
+     * does not count against the deadline, which moves on by it when work goes on.
+     */
+    private String heldSince;
+
+    public static class WindowStatus {
+        public enum State { Open, Closed }
+
+        private State state;
+        /** The next opening (while open: the one after this). */
+        private String opensAt;
+        /** When the open window closes (while closed: when the next one closes). */
+        private String closesAt;
+
+        public State getState() { return state; }
+        public void setState(State state) { this.state = state; }
+        public String getOpensAt() { return opensAt; }
+        public void setOpensAt(String opensAt) { this.opensAt = opensAt; }
+        public String getClosesAt() { return closesAt; }
+        public void setClosesAt(String closesAt) { this.closesAt = closesAt; }
+    }
 
     public String getProgress() { return progress; }
     public void setProgress(String progress) { this.progress = progress; }
@@ -17,6 +41,20 @@ public abstract class NodeOperationStatus extends OperationStatus {
     public void setCurrentNode(String currentNode) { this.currentNode = currentNode; }
     public String getClusterId() { return clusterId; }
     public void setClusterId(String clusterId) { this.clusterId = clusterId; }
+    public WindowStatus getWindow() { return window; }
+    public void setWindow(WindowStatus window) { this.window = window; }
+    public String getHeldSince() { return heldSince; }
+    public void setHeldSince(String heldSince) { this.heldSince = heldSince; }
+
+    /**
+     * The deadline as it stands now: while the operation is held (paused, outside its window) the time held
+     * so far is added, as it will be when work goes on. Null without a deadline.
+     */
+    public java.time.Instant deadlineAt(java.time.Instant now) {
+        java.time.Instant deadline = dev.cks.nodeops.common.Timestamps.parse(getDeadline());
+        java.time.Instant heldFrom = dev.cks.nodeops.common.Timestamps.parse(heldSince);
+        return deadline == null || heldFrom == null || heldFrom.isAfter(now) ? deadline : deadline.plus(java.time.Duration.between(heldFrom, now));
+    }
 
     /** Moves the kind's phase to the one for this stage. */
     public abstract void enter(Stage stage);

@@ -5,9 +5,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.CordonRecord;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -54,16 +57,32 @@ public interface NodeWork {
     /** Deletes the Node object ({@code kubectl delete node --ignore-not-found}). */
     void delete(String node);
 
-    /** Dry-run evictions of what draining these nodes would evict, and the budgets' status; changes nothing. */
-    PreflightPrediction.Report preflight(List<String> nodes, DrainOptions options, Instant now);
+    /** Dry-run evictions of what draining these nodes would evict, the budgets' status and where replacements could go; changes nothing. */
+    PreflightPrediction.Report preflight(List<String> nodes, Draining draining, DrainOptions options, Instant now);
+
+    /**
+     * Of these workloads ({@code Kind namespace/name}, as a drain records them), those not back to all their
+     * pods Ready, each described with its numbers; a workload that no longer exists counts as Ready.
+     */
+    List<String> workloadsNotReady(List<String> workloads);
 
     /** Per node, how many pods a drain with these options would evict. */
     Map<String, Integer> evictablePods(DrainOptions options, Instant now);
 
-    /** One drain step of a node of an operation: its stored drain state is carried on and replaced. */
+    /** Deletes pods by the escalation ladder (bypassing their budgets); what the API server answered per pod. */
+    Map<EvictionApi.PodRef, EvictionApi.Answer> deletePods(List<DrainEscalation.Deletion> deletions);
+
+    /**
+     * One drain step of a node of an operation: its stored drain state is carried on and replaced, and the
+     * pods the escalation ladder decided to delete are deleted, the answers recorded in that state.
+     */
     default DrainTick drainTick(NodeProgress node, DrainOptions options, Instant deadline, Instant now) {
         DrainResult result = drain(node.getName(), options, node.getDrain(), deadline, now);
         node.setDrain(result.state());
-        return DrainTick.of(node.getName(), result, options, now);
+        DrainTick tick = DrainTick.of(node.getName(), result, options, now);
+        if (tick.deletions().isEmpty()) {
+            return tick;
+        }
+        return tick.withDeleted(DrainEscalation.recordDeletions(result.state(), deletePods(tick.deletions())));
     }
 }

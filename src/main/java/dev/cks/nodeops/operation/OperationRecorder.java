@@ -10,6 +10,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainResult;
+import dev.cks.nodeops.drain.DrainState;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -31,7 +32,10 @@ public final class OperationRecorder {
     public static final String DRAINING = "Draining";
     public static final String NODE_DRAINED = "NodeDrained";
     public static final String DRAIN_BLOCKED = "DrainBlocked";
+    public static final String PODS_DELETED = "PodsDeleted";
     public static final String UNCORDONED = "Uncordoned";
+    public static final String PAUSED = "Paused";
+    public static final String RESUMED = "Resumed";
 
     private final String kind;
     private final EventRecorder events;
@@ -170,14 +174,101 @@ public final class OperationRecorder {
 
     /**
      * A drain step of one node: the progress line (with the budgets holding pods and their numbers) in
-     * Progressing and the message, and a Warning event when the drain becomes blocked or its cause
-     * changes. (The drain-blocked metric is read from the same status, see {@code monitoring.StatusMetrics}.)
+     * Progressing and the message, and the escalation ladder's steps taken now:
+     * a Warn is a Warning event and the {@value Conditions#DRAIN_BLOCKED} condition naming the budgets and
+     * pods (by default when the drain becomes blocked, once per cause); deleted pods a Warning event.
+     * (The drain-blocked metric is read from the same status, see {@code monitoring.StatusMetrics}.)
      */
     public void drainTick(CustomResource<?, ? extends NodeOperationStatus> resource, String node, DrainTick tick, Instant now) {
-        if (tick.outcome() == DrainResult.Outcome.IN_PROGRESS) {
+        if (tick.outcome() == DrainResult.Outcome.IN_PROGRESS && tick.giveUp().isEmpty()) {
             progressing(resource, DRAINING, tick.progress(), now);
         }
-        tick.announcement().ifPresent(text -> events.warning(resource, DRAIN_BLOCKED, text));
+        for (String warning : tick.warnings()) {
+            events.warning(resource, DRAIN_BLOCKED, warning);
+            Conditions.set(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED, true, "BudgetsHoldPods", warning, generation(resource), now);
+        }
+        if (!tick.deleted().isEmpty()) {
+            events.warning(resource, PODS_DELETED, "Deleted pods held on node " + node + " by their budgets, as spec.drain.escalation opted them in: "
+                    + tick.deleted());
+        }
+        if (!tick.blocked()) {
+            drainUnblocked(resource, node);
+        }
+    }
+
+    /** The node's drain is over (finished, rolled back, released): its DrainBlocked condition goes. */
+    public void drainOver(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
+        drainUnblocked(resource, node);
+    }
+
+    private static void drainUnblocked(CustomResource<?, ? extends NodeOperationStatus> resource, String node) {
+        if (Conditions.find(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED)
+                .map(c -> c.getMessage().contains("node " + node + " ")).orElse(false)) {
+            Conditions.remove(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED);
+        }
+    }
+
+    /** Where the window stands, in status.window (for `kubectl get`'s Next Window column). */
+    public void window(CustomResource<?, ? extends NodeOperationStatus> resource, WorkGate.Verdict gate) {
+        resource.getStatus().setWindow(gate.window().map(position -> {
+            NodeOperationStatus.WindowStatus window = new NodeOperationStatus.WindowStatus();
+            window.setState(position.open() ? NodeOperationStatus.WindowStatus.State.Open : NodeOperationStatus.WindowStatus.State.Closed);
+            window.setOpensAt(Timestamps.format(position.opensAt()));
+            window.setClosesAt(Timestamps.format(position.closesAt()));
+            return window;
+        }).orElse(null));
+    }
+
+    /**
+     * Held by spec.paused or the window with no node worked on: Waiting with the reason, Paused=True when
+     * paused (with a Normal event once), and the time it began, which the deadline does not count.
+     */
+    public void held(CustomResource<?, ? extends NodeOperationStatus> resource, WorkGate.Hold hold, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        if (hold.reason().equals(WorkGate.PAUSED)) {
+            boolean already = Conditions.isTrue(status.getConditions(), Conditions.PAUSED);
+            Conditions.set(status.getConditions(), Conditions.PAUSED, true, PAUSED, hold.message(), generation(resource), now);
+            if (!already) {
+                events.normal(resource, PAUSED, hold.message());
+            }
+        }
+        // A pause has its own event; other holds get the Waiting event when the reason is new.
+        if (setWaiting(resource, hold.reason(), hold.message(), now) && !hold.reason().equals(WorkGate.PAUSED)) {
+            events.normal(resource, WAITING, hold.message());
+        }
+        status.enter(Stage.WAITING);
+        if (status.getHeldSince() == null) {
+            status.setHeldSince(Timestamps.format(now));
+        }
+    }
+
+    /** spec.paused is set but work in progress has not reached a safe boundary yet. */
+    public void pausing(CustomResource<?, ? extends NodeOperationStatus> resource, String message, Instant now) {
+        Conditions.set(resource.getStatus().getConditions(), Conditions.PAUSED, false, "Pausing", message, generation(resource), now);
+    }
+
+    /**
+     * Work goes on, not paused: a Paused condition goes (with a Resumed event when it had stopped), and after
+     * a hold the deadline and the given drains' clocks move on by the time held, so a pause or a closed
+     * window never uses up an operation's time.
+     */
+    public void resumed(CustomResource<?, ? extends NodeOperationStatus> resource, List<DrainState> drains, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        if (Conditions.isTrue(status.getConditions(), Conditions.PAUSED)) {
+            events.normal(resource, RESUMED, "spec.paused is false: the operation goes on.");
+        }
+        Conditions.remove(status.getConditions(), Conditions.PAUSED);
+        Instant since = Timestamps.parse(status.getHeldSince());
+        status.setHeldSince(null);
+        if (since == null) {
+            return;
+        }
+        java.time.Duration held = java.time.Duration.between(since, now);
+        Instant deadline = Timestamps.parse(status.getDeadline());
+        if (deadline != null) {
+            status.setDeadline(Timestamps.format(deadline.plus(held)));
+        }
+        drains.stream().filter(java.util.Objects::nonNull).forEach(drain -> drain.resumeAfter(held));
     }
 
     /** The preflight's prediction as the {@value PreflightGate#CONDITION} condition, and a Warning event when a block is predicted. */

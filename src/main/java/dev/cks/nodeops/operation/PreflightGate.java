@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.List;
 
 import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.PodSelector;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.drain.PreflightPrediction;
@@ -32,13 +33,13 @@ public final class PreflightGate {
     private PreflightGate() {
     }
 
-    public static Verdict check(NodeWork work, List<String> nodes, DrainOptions options, Preflight policy, Instant now) {
+    public static Verdict check(NodeWork work, List<String> nodes, Draining draining, DrainOptions options, Preflight policy, Instant now) {
         if (policy == Preflight.Skip || nodes.isEmpty()) {
             return new Proceed(null, false);
         }
         PreflightPrediction.Report prediction;
         try {
-            prediction = work.preflight(nodes, options, now);
+            prediction = work.preflight(nodes, draining, options, now);
         } catch (PodSelector.InvalidSelector invalid) {
             return new Refuse(invalid.getMessage() + " Fix spec.drain.podSelector; nothing was cordoned.");
         }

@@ -42,6 +42,11 @@ public record Step(Duration after) {
         return new Step(null);
     }
 
+    /** Of the steps of several nodes worked on at once, the one due first; finished only when all are. */
+    public static Step soonest(java.util.List<Step> steps) {
+        return steps.stream().filter(s -> !s.isFinished()).min(java.util.Comparator.comparing(Step::after)).orElse(finished());
+    }
+
     public boolean isFinished() {
         return after == null;
     }

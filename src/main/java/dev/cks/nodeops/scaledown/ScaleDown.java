@@ -16,6 +16,8 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Progress", jsonPath = ".status.progress", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Node", jsonPath = ".status.currentNode", type = AdditionalPrinterColumn.Type.STRING)
+// When the maintenance window (spec.window) opens next; empty without a window.
+@AdditionalPrinterColumn(name = "Next Window", jsonPath = ".status.window.opensAt", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
 @AdditionalPrinterColumn(name = "Message", jsonPath = ".status.message", type = AdditionalPrinterColumn.Type.STRING, priority = 1)
 public class ScaleDown extends CustomResource<ScaleDownSpec, ScaleDownStatus> {

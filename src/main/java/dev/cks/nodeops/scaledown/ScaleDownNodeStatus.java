@@ -7,7 +7,9 @@ public class ScaleDownNodeStatus extends NodeProgress {
     public enum Phase {
         Pending, Cordoned, Draining, Drained, Removed, Uncordoned, Failed,
         /** NotReady or its VM stopped: neither cordoned nor drained, still removed. */
-        SkippedDown
+        SkippedDown,
+        /** Its drain was given up by the escalation ladder's SkipNode: given back and not removed (status.keptNodes). */
+        Kept
     }
 
     private Phase phase;

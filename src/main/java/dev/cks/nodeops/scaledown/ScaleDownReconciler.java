@@ -19,6 +19,8 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EscalationStep;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.NodeWork;
@@ -28,6 +30,7 @@ import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
+import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -89,9 +92,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> switch (status.getPhase() == null
                 ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
             case Pending, Waiting -> plan(resource, now);
-            case Cordoning -> cordonAll(resource, now);
+            case Cordoning -> held(resource, WorkGate.Work.NEW, now).orElseGet(() -> cordonAll(resource, now));
             case Draining -> drainStep(resource, now);
-            case Removing -> removal.step(resource, now);
+            // Removal, once asked for, runs to the end.
+            case Removing -> (status.getRemoval() == null ? held(resource, WorkGate.Work.NEW, now) : held(resource, null, now))
+                    .orElseGet(() -> removal.step(resource, now));
             case Succeeded, RolledBack, Failed -> Step.finished();
         });
     }
@@ -112,6 +117,31 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         return DeleteControl.defaultDelete();
     }
 
+    /**
+     * spec.paused and spec.window at a boundary: new work (cordoning, the next node, removal) needs the window
+     * open; a drain in progress goes on unless the window says StopAtSafeBoundary; paused stops both. Held,
+     * nothing happens and the time does not count against the deadline. A null work is one that is not
+     * stopped (a removal under way): only the Paused condition says it is Pausing.
+     */
+    private Optional<Step> held(ScaleDown resource, WorkGate.Work work, Instant now) {
+        ScaleDownSpec spec = resource.getSpec();
+        recorder.window(resource, WorkGate.check(spec.getPaused(), spec.getWindow(), WorkGate.Work.NEW, now));
+        if (work == null) {
+            if (Boolean.TRUE.equals(spec.getPaused())) {
+                recorder.pausing(resource, "spec.paused is true, but the removal asked of CloudStack runs to the end.", now);
+            }
+            return Optional.empty();
+        }
+        WorkGate.Verdict gate = WorkGate.check(spec.getPaused(), spec.getWindow(), work, now);
+        if (gate instanceof WorkGate.Hold hold) {
+            recorder.held(resource, hold, now);
+            return Optional.of(hold.step(now));
+        }
+        recorder.resumed(resource, resource.getStatus().getNodes().stream().filter(n -> n.getPhase() == Phase.Draining)
+                .map(ScaleDownNodeStatus::getDrain).toList(), now);
+        return Optional.empty();
+    }
+
     /** Pick, check, preflight, lock: nothing is cordoned before every node passed. */
     private Step plan(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
@@ -127,7 +157,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         ScaleDownPlanner.Planned planned = (ScaleDownPlanner.Planned) plan;
         status.setClusterId(planned.cluster().id());
-        PreflightGate.Verdict verdict = PreflightGate.check(work, planned.upNodes(), drain, spec.getPreflight(), now);
+        PreflightGate.Verdict verdict = PreflightGate.check(work, planned.upNodes(), Draining.TOGETHER, drain, spec.getPreflight(), now);
         if (verdict instanceof PreflightGate.Refuse refuse) {
             return refuse(resource, refuse.message(), now);
         }
@@ -196,7 +226,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             return Step.next();
         }
         ScaleDownNodeStatus node = next.get();
-        Instant deadline = Timestamps.parse(status.getDeadline());
+        Optional<Step> held = held(resource, node.getPhase() == Phase.Cordoned ? WorkGate.Work.NEW : WorkGate.Work.IN_PROGRESS, now);
+        if (held.isPresent()) {
+            return held.get();
+        }
+        Instant deadline = status.deadlineAt(now);
         if (deadline != null && !now.isBefore(deadline)) {
             return rollBack(resource, node, "DeadlinePassed", "The deadline " + status.getDeadline() + " (spec.timeoutSeconds) passed while node "
                     + node.getName() + " was " + (node.getPhase() == Phase.Draining ? "draining" : "waiting to be drained")
@@ -217,6 +251,10 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         status.setCurrentNode(node.getName());
         DrainTick tick = work.drainTick(node, drainOptions(resource), deadline, now);
         recorder.drainTick(resource, node.getName(), tick, now);
+        if (tick.giveUp().isPresent()) {
+            return tick.giveUp().get() == EscalationStep.Action.SkipNode ? keep(resource, node, tick.why(), now)
+                    : rollBack(resource, node, "DrainGivenUp", "The drain of node " + node.getName() + " was given up: " + tick.why(), now);
+        }
         switch (tick.outcome()) {
             case DONE -> {
                 node.setPhase(Phase.Drained);
@@ -231,10 +269,36 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             }
             default -> {
                 node.setPhase(Phase.Failed);
-                node.setError(BlockedByReport.tail(tick.report()));
-                return rollBack(resource, node, "DrainBlocked", "Node " + node.getName() + " could not be drained:\n" + tick.report(), now);
+                node.setError(BlockedByReport.tail(tick.why()));
+                return rollBack(resource, node, "DrainBlocked", "Node " + node.getName() + " could not be drained:\n" + tick.why(), now);
             }
         }
+    }
+
+    /**
+     * The escalation ladder gave the node up with SkipNode: it is given back (uncordoned unless cordoned
+     * before, unlocked) and kept in the cluster; it moves to status.keptNodes and the others go on. With
+     * no node left to remove, the ScaleDown ends RolledBack: it removed nothing.
+     */
+    private Step keep(ScaleDown resource, ScaleDownNodeStatus node, String why, Instant now) {
+        ScaleDownStatus status = resource.getStatus();
+        work.release(node.getName(), owner(resource), true);
+        recorder.drainOver(resource, node.getName());
+        node.setPhase(Phase.Kept);
+        node.setError(BlockedByReport.tail(why));
+        node.setCompletedAt(Timestamps.format(now));
+        status.getNodes().remove(node);
+        status.getKeptNodes().add(node);
+        status.setTargetNodes(String.join(",", status.getNodes().stream().map(ScaleDownNodeStatus::getName).toList()));
+        status.setProgress(ScaleDownSteps.progress(status.getNodes()));
+        recorder.warning(resource, "NodeKept", "Node " + node.getName() + " is kept, not removed: its drain was given up by " + why
+                + ". It is given back and the other nodes go on.");
+        if (status.getNodes().isEmpty()) {
+            recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, "AllNodesKept", "No node was removed: the drain of every node "
+                    + "was given up by spec.drain.escalation (SkipNode), and each was given back.", now);
+            return Step.finished();
+        }
+        return Step.next();
     }
 
     /**

@@ -190,7 +190,7 @@ final class ScaleDownRemoval {
         status.getRemoval().setRemainingVmIds(new ArrayList<>());
         status.setProgress(ScaleDownSteps.progress(status.getNodes()));
         recorder.finished(resource, Stage.SUCCEEDED, Conditions.SUCCEEDED, "Removed",
-                "Removed " + status.getTargetNodes() + " from the cluster and from CloudStack.", now);
+                "Removed " + status.getTargetNodes() + " from the cluster and from CloudStack." + ScaleDownSteps.keptNote(status), now);
         return Step.finished();
     }
 

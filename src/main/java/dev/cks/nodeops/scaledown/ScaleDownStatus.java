@@ -13,6 +13,8 @@ public class ScaleDownStatus extends NodeOperationStatus {
     /** The nodes picked for removal, comma-separated, for `kubectl get`. */
     private String targetNodes;
     private List<ScaleDownNodeStatus> nodes = new ArrayList<>();
+    /** Nodes the escalation ladder's SkipNode gave up: given back, not removed; no longer in nodes or targetNodes. */
+    private List<ScaleDownNodeStatus> keptNodes = new ArrayList<>();
     private RemovalStatus removal;
 
     public static class RemovalStatus {
@@ -42,6 +44,8 @@ public class ScaleDownStatus extends NodeOperationStatus {
     public void setTargetNodes(String targetNodes) { this.targetNodes = targetNodes; }
     public List<ScaleDownNodeStatus> getNodes() { return nodes; }
     public void setNodes(List<ScaleDownNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
+    public List<ScaleDownNodeStatus> getKeptNodes() { return keptNodes; }
+    public void setKeptNodes(List<ScaleDownNodeStatus> keptNodes) { this.keptNodes = keptNodes == null ? new ArrayList<>() : keptNodes; }
     public RemovalStatus getRemoval() { return removal; }
     public void setRemoval(RemovalStatus removal) { this.removal = removal; }
 

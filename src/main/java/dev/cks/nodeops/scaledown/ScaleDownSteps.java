@@ -42,6 +42,12 @@ final class ScaleDownSteps {
         return drained + "/" + total;
     }
 
+    /** For the final message: the nodes the escalation ladder kept, or nothing. */
+    static String keptNote(ScaleDownStatus status) {
+        return status.getKeptNodes().isEmpty() ? "" : " Kept (their drain was given up): "
+                + String.join(", ", status.getKeptNodes().stream().map(ScaleDownNodeStatus::getName).toList()) + ".";
+    }
+
     static List<String> vmIds(List<ScaleDownNodeStatus> nodes) {
         return nodes.stream().map(ScaleDownNodeStatus::getVmId).filter(Objects::nonNull).toList();
     }

@@ -12,6 +12,7 @@ import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
@@ -51,6 +52,7 @@ final class ScaleDownTargets {
     /** Nodes count-based selection may pick: Ready, schedulable workers with a VM in the cluster's map, locked by nobody else. */
     static boolean isCandidate(Node node, KubernetesCluster cluster, String owner) {
         return isSchedulableReadyWorker(node)
+                && NodeAnnotations.excluded(node).isEmpty()
                 && NodeLock.holder(node).map(owner::equals).orElse(true)
                 && vmOf(node.getMetadata().getName(), cluster).isPresent();
     }
@@ -76,6 +78,8 @@ final class ScaleDownTargets {
             if (isControlPlane(node)) {
                 refusals.add("Node " + target + " is a control-plane node; a ScaleDown removes workers only, so remove it from spec.nodeNames.");
             }
+            NodeAnnotations.excluded(node).ifPresent(why -> refusals.add("Node " + target + " is left out: " + why
+                    + "; remove it from spec.nodeNames, or remove the annotation if it may go."));
             NodeLock.holder(node).filter(holder -> !holder.equals(owner)).ifPresent(holder -> refusals.add("Node " + target
                     + " is locked by " + holder + "; wait until that operation has finished (or delete it), then create this ScaleDown again."));
         }

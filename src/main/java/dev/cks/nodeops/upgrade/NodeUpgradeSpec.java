@@ -7,15 +7,30 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
+import dev.cks.nodeops.operation.MaintenanceWindow;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.ValidationRule;
 
-// An upgrade that changes under way could leave nodes at two targets; retry or re-create instead.
-@ValidationRule(value = "self == oldSelf", message = "spec is immutable: create a new NodeUpgrade, or retry this one with the annotation nodeops.cks.dev/retry")
+// An upgrade that changes under way could leave nodes at two targets; retry or re-create instead. Only how
+// and when it runs may change: spec.paused, spec.window and spec.maxUnavailable.
+@ValidationRule(value = "has(self.targetVersion) == has(oldSelf.targetVersion) && (!has(self.targetVersion) || self.targetVersion == oldSelf.targetVersion)", message = "spec.targetVersion cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.nodeSelector) == has(oldSelf.nodeSelector) && (!has(self.nodeSelector) || self.nodeSelector == oldSelf.nodeSelector)", message = "spec.nodeSelector cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.executor) == has(oldSelf.executor) && (!has(self.executor) || self.executor == oldSelf.executor)", message = "spec.executor cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.readyTimeoutSeconds) == has(oldSelf.readyTimeoutSeconds) && (!has(self.readyTimeoutSeconds) || self.readyTimeoutSeconds == oldSelf.readyTimeoutSeconds)", message = "spec.readyTimeoutSeconds cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.drain) == has(oldSelf.drain) && (!has(self.drain) || self.drain == oldSelf.drain)", message = "spec.drain cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.preflight) == has(oldSelf.preflight) && (!has(self.preflight) || self.preflight == oldSelf.preflight)", message = "spec.preflight cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.timeoutSeconds) == has(oldSelf.timeoutSeconds) && (!has(self.timeoutSeconds) || self.timeoutSeconds == oldSelf.timeoutSeconds)", message = "spec.timeoutSeconds cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.soakSeconds) == has(oldSelf.soakSeconds) && (!has(self.soakSeconds) || self.soakSeconds == oldSelf.soakSeconds)", message = "spec.soakSeconds cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.waitForDrainedWorkloads) == has(oldSelf.waitForDrainedWorkloads) && (!has(self.waitForDrainedWorkloads) || self.waitForDrainedWorkloads == oldSelf.waitForDrainedWorkloads)", message = "spec.waitForDrainedWorkloads cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "!has(self.drain) || !has(self.drain.escalation) || self.drain.escalation.all(s, s.action != 'RollBack')",
+        message = "a NodeUpgrade gives a blocked node up with Fail or SkipNode; RollBack is a ScaleDown's")
 public class NodeUpgradeSpec {
+    static final String ONLY_MUTABLE = " while the NodeUpgrade exists; only spec.paused, spec.window and spec.maxUnavailable may. "
+            + "Create a new NodeUpgrade, or retry this one with the annotation nodeops.cks.dev/retry";
     /** Semver with optional leading v, pre-release and build metadata (e.g. v1.33.4, 1.34.0-rc.1, v1.33.4+vendor.1). */
     public static final String VERSION_PATTERN =
             "^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$";
@@ -44,10 +59,34 @@ public class NodeUpgradeSpec {
     @Default("Warn")
     private Preflight preflight = Preflight.Warn;
 
-    @JsonPropertyDescription("Deadline of the whole upgrade in seconds.")
+    @JsonPropertyDescription("Deadline of the whole upgrade in seconds; time held by spec.paused or outside spec.window does not count.")
     @Default("7200")
     @Min(1)
     private Integer timeoutSeconds = 7200;
+
+    @JsonPropertyDescription("Stop at the next safe boundary (between drain steps, before a node's upgrade Job, between nodes) and wait; false goes on. May change while the upgrade runs.")
+    @Default("false")
+    private Boolean paused = false;
+
+    @JsonPropertyDescription("When nodes may be upgraded; nothing new starts outside it. Without it, any time. May change while the upgrade runs.")
+    private MaintenanceWindow window;
+
+    @JsonPropertyDescription("Workers upgraded at once: a count (at least 1) or a percentage of the selected workers (rounded down, at least 1). "
+            + "Selected workers that are NotReady or cordoned by someone else count against it. Control-plane nodes are always upgraded one at a time, "
+            + "the first alone, before any worker. May change while the upgrade runs.")
+    @Default("1")
+    @ValidationRule(value = "type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",
+            message = "maxUnavailable is a count of at least 1 or a percentage from 1% to 100%")
+    private IntOrString maxUnavailable = new IntOrString(1);
+
+    @JsonPropertyDescription("Seconds to wait after a node is Ready at the target (and uncordoned) before the node it makes room for starts.")
+    @Default("0")
+    @Min(0)
+    private Integer soakSeconds = 0;
+
+    @JsonPropertyDescription("After the soak, also wait until the workloads whose pods the drain evicted from the node have all their pods Ready again.")
+    @Default("false")
+    private Boolean waitForDrainedWorkloads = false;
 
     public String getTargetVersion() { return targetVersion; }
     public void setTargetVersion(String targetVersion) { this.targetVersion = targetVersion; }
@@ -63,4 +102,14 @@ public class NodeUpgradeSpec {
     public void setPreflight(Preflight preflight) { this.preflight = preflight; }
     public Integer getTimeoutSeconds() { return timeoutSeconds; }
     public void setTimeoutSeconds(Integer timeoutSeconds) { this.timeoutSeconds = timeoutSeconds; }
+    public Boolean getPaused() { return paused; }
+    public void setPaused(Boolean paused) { this.paused = paused; }
+    public MaintenanceWindow getWindow() { return window; }
+    public void setWindow(MaintenanceWindow window) { this.window = window; }
+    public IntOrString getMaxUnavailable() { return maxUnavailable; }
+    public void setMaxUnavailable(IntOrString maxUnavailable) { this.maxUnavailable = maxUnavailable; }
+    public Integer getSoakSeconds() { return soakSeconds; }
+    public void setSoakSeconds(Integer soakSeconds) { this.soakSeconds = soakSeconds; }
+    public Boolean getWaitForDrainedWorkloads() { return waitForDrainedWorkloads; }
+    public void setWaitForDrainedWorkloads(Boolean waitForDrainedWorkloads) { this.waitForDrainedWorkloads = waitForDrainedWorkloads; }
 }

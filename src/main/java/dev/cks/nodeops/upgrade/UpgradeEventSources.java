@@ -68,8 +68,14 @@ final class UpgradeEventSources {
         String name = node.getMetadata().getName();
         String holder = NodeLock.holder(node).orElse(null);
         return underWay.filter(upgrade -> NodeLock.owner(NodeUpgradeReconciler.KIND, upgrade.getMetadata().getName()).equals(holder)
-                        || name.equals(upgrade.getStatus() == null ? null : upgrade.getStatus().getCurrentNode()))
+                        || worksOn(upgrade, name))
                 .map(ResourceID::fromResource).collect(Collectors.toSet());
+    }
+
+    /** status.currentNode names the nodes in progress, comma-separated when maxUnavailable lets several go at once. */
+    private static boolean worksOn(NodeUpgrade upgrade, String node) {
+        String current = upgrade.getStatus() == null ? null : upgrade.getStatus().getCurrentNode();
+        return current != null && List.of(current.split(",")).contains(node);
     }
 
     static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings) {

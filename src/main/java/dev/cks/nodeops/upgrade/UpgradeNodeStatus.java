@@ -8,11 +8,16 @@ public class UpgradeNodeStatus extends NodeProgress {
         Apply,
         /** Every other node: `kubeadm upgrade node`. */
         Node,
-        /** Already Ready at the target version. */
+        /** Not upgraded: already Ready at the target version, or left out (skipReason says why). */
         Skip
     }
 
-    public enum Phase { Pending, Skipped, Cordoned, Draining, Upgrading, WaitingReady, Succeeded, Failed }
+    public enum Phase {
+        Pending, Skipped, Cordoned, Draining, Upgrading, WaitingReady,
+        /** Upgraded, Ready and uncordoned; the node it makes room for waits for soakSeconds (and its drained workloads). */
+        Soaking,
+        Succeeded, Failed
+    }
 
     /** Where the binaries ISO of the CloudStackIso executor is; each change is a CloudStack job the operator polls. */
     public enum IsoState {
@@ -39,6 +44,10 @@ public class UpgradeNodeStatus extends NodeProgress {
     private String stepStartedAt;
     /** Until when the node may take to be Ready at the target version after the executor finished. */
     private String readyBy;
+    /** Until when the node soaks before the next may start. */
+    private String soakUntil;
+    /** Why the node is not upgraded (phase Skipped): at the target already, opted out, or given up by the drain's escalation. */
+    private String skipReason;
 
     public Action getAction() { return action; }
     public void setAction(Action action) { this.action = action; }
@@ -60,4 +69,8 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setStepStartedAt(String stepStartedAt) { this.stepStartedAt = stepStartedAt; }
     public String getReadyBy() { return readyBy; }
     public void setReadyBy(String readyBy) { this.readyBy = readyBy; }
+    public String getSoakUntil() { return soakUntil; }
+    public void setSoakUntil(String soakUntil) { this.soakUntil = soakUntil; }
+    public String getSkipReason() { return skipReason; }
+    public void setSkipReason(String skipReason) { this.skipReason = skipReason; }
 }

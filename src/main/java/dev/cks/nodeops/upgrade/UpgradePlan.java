@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.nodes.NodeRole;
@@ -19,7 +20,8 @@ import io.fabric8.kubernetes.api.model.Node;
  * creationTimestamp, then name): CKS creates its first control node before all others and runs
  * `kubeadm init` there. It gets `kubeadm upgrade apply` (kubeadm accepts that on any control-plane
  * node, once per version) unless the control plane was upgraded already: when any control-plane
- * node of the cluster, selected or not, is Ready at the target, no node gets `apply` again.
+ * node of the cluster, selected or not, is Ready at the target, no node gets `apply` again. A node that
+ * opts out ({@link NodeAnnotations#EXCLUDE}) is skipped with its reason.
  */
 public final class UpgradePlan {
     static final String CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
@@ -37,7 +39,8 @@ public final class UpgradePlan {
     public static List<UpgradeNodeStatus> plan(List<Node> allNodes, Map<String, String> nodeSelector, String targetVersion) {
         List<Node> selected = allNodes.stream().filter(n -> selects(nodeSelector, n)).sorted(ORDER).toList();
         boolean controlPlaneDone = allNodes.stream().anyMatch(n -> isControlPlane(n) && isReadyAt(n, targetVersion));
-        Optional<String> firstControlPlane = firstControlPlane(selected);
+        // kubeadm upgrade apply runs on the first control-plane node this upgrade may touch.
+        Optional<String> firstControlPlane = firstControlPlane(selected.stream().filter(n -> NodeAnnotations.excluded(n).isEmpty()).toList());
         List<Node> ordered = new ArrayList<>();
         selected.stream().filter(n -> firstControlPlane.map(name(n)::equals).orElse(false)).forEach(ordered::add);
         selected.stream().filter(n -> isControlPlane(n) && !ordered.contains(n)).forEach(ordered::add);
@@ -49,11 +52,17 @@ public final class UpgradePlan {
             entry.setName(name(node));
             entry.setRole(isControlPlane(node) ? NodeRole.ControlPlane : NodeRole.Worker);
             entry.setFromVersion(NodeReadiness.kubeletVersion(node));
+            Optional<String> excluded = NodeAnnotations.excluded(node);
             if (isReadyAt(node, targetVersion)) {
                 // Done already (an earlier run, or by hand): no Job, and no second `kubeadm upgrade apply`.
                 entry.setAction(UpgradeNodeStatus.Action.Skip);
                 entry.setPhase(UpgradeNodeStatus.Phase.Skipped);
                 entry.setVersion(NodeReadiness.kubeletVersion(node));
+                entry.setSkipReason("it is Ready at " + targetVersion + " already");
+            } else if (excluded.isPresent()) {
+                entry.setAction(UpgradeNodeStatus.Action.Skip);
+                entry.setPhase(UpgradeNodeStatus.Phase.Skipped);
+                entry.setSkipReason(excluded.get());
             } else {
                 entry.setAction(!controlPlaneDone && firstControlPlane.map(name(node)::equals).orElse(false)
                         ? UpgradeNodeStatus.Action.Apply : UpgradeNodeStatus.Action.Node);

@@ -1,6 +1,5 @@
 package dev.cks.nodeops.upgrade;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,19 +8,13 @@ import java.util.Optional;
 
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
-import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Node;
 
-/** The decisions of the upgrade's state machine that need no API: which node is next, how far along, what a wait means, a retry. Pure. */
+/** The decisions of the upgrade's state machine that need no API: how far along, what a wait means, a retry. Pure. */
 public final class UpgradeProgress {
     private UpgradeProgress() {
-    }
-
-    /** The node the upgrade works on now: the first that is neither done nor skipped. */
-    public static Optional<UpgradeNodeStatus> current(List<UpgradeNodeStatus> nodes) {
-        return nodes.stream().filter(n -> !isFinished(n)).findFirst();
     }
 
     public static boolean isFinished(UpgradeNodeStatus node) {
@@ -90,16 +83,5 @@ public final class UpgradeProgress {
                     + reported + "). Check the node's kubelet, then retry the NodeUpgrade.");
         }
         return new KeepWaiting(readyBy);
-    }
-
-    /** The time left before an instant, never negative. */
-    public static Duration until(Instant when, Instant now) {
-        Duration left = Duration.between(now, when);
-        return left.isNegative() ? Duration.ZERO : left;
-    }
-
-    public static boolean passed(String deadline, Instant now) {
-        Instant at = Timestamps.parse(deadline);
-        return at != null && !now.isBefore(at);
     }
 }

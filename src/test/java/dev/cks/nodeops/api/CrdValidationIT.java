@@ -46,7 +46,7 @@ class CrdValidationIT {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml"})
+    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "nodeupgrade-maintenance.yaml", "scaledown-maintenance.yaml"})
     void samplesAreAccepted(String sample) throws IOException {
         GenericKubernetesResource resource = client.getKubernetesSerialization()
                 .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);
@@ -56,6 +56,21 @@ class CrdValidationIT {
             assertThat(created.getMetadata().getUid()).isNotBlank();
         } finally {
             client.resource(created).delete();
+        }
+    }
+
+    /** The pod drain policy sample is plain Kubernetes: the API server accepts every document of it (a server-side dry run). */
+    @Test
+    void thePodDrainPolicySampleIsValidKubernetes() throws IOException {
+        String namespace = bed.newNamespace("samples");
+        try {
+            for (String document : Files.readString(Path.of("config/samples/pod-drain-policy.yaml")).split("(?m)^---$")) {
+                GenericKubernetesResource resource = client.getKubernetesSerialization().unmarshal(document, GenericKubernetesResource.class);
+                resource.getMetadata().setNamespace(namespace);
+                assertThat(client.resource(resource).dryRun().create().getMetadata().getName()).isEqualTo(resource.getMetadata().getName());
+            }
+        } finally {
+            client.namespaces().withName(namespace).delete();
         }
     }
 
@@ -72,6 +87,28 @@ class CrdValidationIT {
                         "executor.image is not accepted: the upgrade Job's image is the operator's configuration"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  drain: {retries: -1}",
                         "spec.drain.retries: Invalid value: -1: spec.drain.retries in body should be greater than or equal to 0"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  maxUnavailable: 0",
+                        "maxUnavailable is a count of at least 1 or a percentage from 1% to 100%"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  maxUnavailable: '150%'",
+                        "maxUnavailable is a count of at least 1 or a percentage from 1% to 100%"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  maxUnavailable: two",
+                        "maxUnavailable is a count of at least 1 or a percentage from 1% to 100%"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  window: {days: [Sat], start: '01:00', end: '05:00', timeZone: Mars/Olympus_Mons}",
+                        "window.timeZone must be an IANA time zone name"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  window: {days: [Sat], start: '01:00', end: '01:00'}", "window.start and window.end must differ"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  window: {days: [Saturday], start: '01:00', end: '05:00'}", "Unsupported value: \"Saturday\""),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  window: {days: [Sat], start: '1:00', end: '05:00'}", "spec.window.start in body should match"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  drain: {escalation: [{afterSeconds: 60, action: DeletePods}]}", "DeletePods deletes only the pods its selector matches"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  drain: {escalation: [{afterSeconds: 60, action: RollBack}]}", "RollBack is a ScaleDown's"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {escalation: [{afterSeconds: 60, action: Fail}]}", "Fail is a NodeUpgrade's"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {escalation: [{afterSeconds: 5, action: Warn}]}",
+                        "spec.drain.escalation[0].afterSeconds in body should be greater than or equal to 10"),
                 Arguments.of("ScaleDown", "nodeNames: [a]\n  count: 1", "set exactly one of nodeNames and count"),
                 Arguments.of("ScaleDown", "removal: CloudStackScale", "set exactly one of nodeNames and count"),
                 Arguments.of("ScaleDown", "count: 0", "spec.count in body should be greater than or equal to 1"),
@@ -96,18 +133,58 @@ class CrdValidationIT {
     }
 
     @Test
-    void specsOfRunningOperationsAreImmutable() {
+    void onlyPausedAndTheWindowOfAScaleDownMayChange() {
         String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: ScaleDown\nmetadata:\n  name: immutable-sd\nspec:\n  nodeNames: [a]\n";
-        GenericKubernetesResource created = client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class);
-        created = client.resource(created).create();
+        GenericKubernetesResource created = client.resource(client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class)).create();
         try {
-            GenericKubernetesResource changed = created;
-            changed.setAdditionalProperty("spec", java.util.Map.of("nodeNames", java.util.List.of("b")));
-            assertThatThrownBy(() -> client.resource(changed).update())
-                    .isInstanceOf(KubernetesClientException.class)
-                    .hasMessageContaining("spec is immutable: create a new ScaleDown");
+            GenericKubernetesResource paused = client.resource(created).edit(sd -> {
+                spec(sd).put("paused", true);
+                spec(sd).put("window", java.util.Map.of("days", java.util.List.of("Sat"), "start", "22:00", "end", "04:00", "timeZone", "Europe/Berlin"));
+                return sd;
+            });
+            assertThat(spec(paused)).containsEntry("paused", true).containsKey("window");
+
+            assertThatThrownBy(() -> client.resource(paused).edit(sd -> {
+                spec(sd).put("nodeNames", java.util.List.of("b"));
+                return sd;
+            })).isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec.nodeNames cannot change while the ScaleDown exists; only spec.paused and spec.window may");
+            assertThatThrownBy(() -> client.resource(paused).edit(sd -> {
+                spec(sd).put("drain", java.util.Map.of("force", true));
+                return sd;
+            })).as("a field that was not set cannot be added either").isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec.drain cannot change");
         } finally {
             client.resource(created).delete();
         }
+    }
+
+    @Test
+    void onlyPausedTheWindowAndMaxUnavailableOfANodeUpgradeMayChange() {
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: NodeUpgrade\nmetadata:\n  name: immutable-nu\nspec:\n  targetVersion: v1.33.4\n"
+                + "  executor: {type: CloudStackIso}\n  nodeSelector: {pool: none}\n";
+        GenericKubernetesResource created = client.resource(client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class)).create();
+        try {
+            GenericKubernetesResource wider = client.resource(created).edit(nu -> {
+                spec(nu).put("maxUnavailable", "25%");
+                spec(nu).put("paused", true);
+                return nu;
+            });
+            assertThat(spec(wider)).containsEntry("maxUnavailable", "25%");
+
+            assertThatThrownBy(() -> client.resource(wider).edit(nu -> {
+                spec(nu).put("targetVersion", "v1.34.0");
+                return nu;
+            })).isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec.targetVersion cannot change while the NodeUpgrade exists; only spec.paused, spec.window and spec.maxUnavailable may")
+                    .hasMessageContaining("retry this one with the annotation nodeops.cks.dev/retry");
+        } finally {
+            client.resource(created).delete();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.Map<String, Object> spec(GenericKubernetesResource resource) {
+        return (java.util.Map<String, Object>) resource.getAdditionalProperties().get("spec");
     }
 }

@@ -28,7 +28,9 @@ import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
 
 /**
  * The chart lints, renders, installs into the real API server, and grants the operator's
@@ -81,6 +83,7 @@ class HelmChartIT {
                 List.of("list", "nodes"), List.of("watch", "nodes"), List.of("patch", "nodes"), List.of("delete", "nodes"),
                 List.of("list", "pods", "-A"), List.of("create", "pods", "--subresource=eviction", "-n", "shop"),
                 List.of("list", "poddisruptionbudgets.policy", "-A"),
+                List.of("get", "replicasets.apps", "-n", "shop"), List.of("get", "statefulsets.apps", "-n", "shop"),
                 List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
                 List.of("patch", "vmmapaudits.nodeops.cks.dev", "--subresource=status"),
                 List.of("create", "events", "-n", "default"),
@@ -126,10 +129,19 @@ class HelmChartIT {
     }
 
     @Test
-    void disableEvictionGrantsPodDeleteOnlyWhenTheValueIsSet() {
-        String rendered = bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "drain.allowDisableEviction=true");
-        assertThat(rendered).contains("plain deletes bypass PodDisruptionBudgets");
-        assertThat(bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion())).doesNotContain("plain deletes bypass PodDisruptionBudgets");
+    void podDeleteIsGrantedOnlyWhenDisableEvictionOrTheEscalationLadderIsAllowed() {
+        for (String value : List.of("drain.allowDisableEviction=true", "drain.allowEscalationDelete=true")) {
+            assertThat(grantsPodDelete(bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", value))).as(value).isTrue();
+        }
+        assertThat(grantsPodDelete(bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion()))).as("defaults").isFalse();
+    }
+
+    /** Whether a ClusterRole or Role of the rendered chart lets the operator delete pods. */
+    private static boolean grantsPodDelete(String rendered) {
+        return Stream.of(rendered.split("(?m)^---$"))
+                .filter(document -> document.contains("kind: ClusterRole\n") || document.contains("kind: Role\n"))
+                .flatMap(document -> Serialization.unmarshal(document, ClusterRole.class).getRules().stream())
+                .anyMatch(rule -> rule.getApiGroups().contains("") && rule.getResources().contains("pods") && rule.getVerbs().contains("delete"));
     }
 
     /**

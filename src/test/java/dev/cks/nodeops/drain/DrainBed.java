@@ -81,6 +81,19 @@ public final class DrainBed {
                 .endSpec().build()).create();
     }
 
+    /** A Deployment whose pods may run only on these nodes (required node affinity on their hostnames). */
+    public void pinnedDeployment(String name, int replicas, List<String> pinnedTo) {
+        PodSpec spec = new PodSpecBuilder(podSpec(false)).withNewAffinity().withNewNodeAffinity().withNewRequiredDuringSchedulingIgnoredDuringExecution()
+                .addNewNodeSelectorTerm().addNewMatchExpression().withKey("kubernetes.io/hostname").withOperator("In").withValues(pinnedTo)
+                .endMatchExpression().endNodeSelectorTerm().endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().endAffinity().build();
+        client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
+                .withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withReplicas(replicas)
+                .withNewSelector().addToMatchLabels("app", name).endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withSpec(spec).endTemplate()
+                .endSpec().build()).create();
+    }
+
     void daemonSet(String name) {
         client.apps().daemonSets().inNamespace(namespace).resource(new DaemonSetBuilder()
                 .withNewMetadata().withName(name).endMetadata()

@@ -265,6 +265,55 @@ class DrainIT {
         assertThat(result.state().getAttempt()).as("no second attempt without time left").isEqualTo(1);
     }
 
+    /**
+     * The escalation ladder's DeletePods, as the kit takes it (a drain tick of the node, then the deletions):
+     * after the drain has been blocked for its afterSeconds, exactly the held pods its selector opts in are
+     * deleted through their budget; a pod held by another budget, not opted in, is not touched.
+     */
+    @Test
+    void theLaddersDeletePodsDeletesOnlyTheOptedInPodsTheBudgetsHold() throws Exception {
+        String node = bed.addWorker();
+        bed.deployment("web", 2, false);
+        bed.deployment("db", 1, false);
+        bed.budget("web-pdb", "web", 2, null);
+        bed.budget("db-pdb", "db", 1, null);
+        bed.awaitReadyPods("web", 2);
+        bed.awaitReadyPods("db", 1);
+        bed.awaitBudget("web-pdb", 2, 2);
+        bed.awaitBudget("db-pdb", 1, 1);
+        bed.cordon(node);
+        Set<String> web = uids(bed.podsOn(node), "web");
+        Set<String> db = uids(bed.podsOn(node), "db");
+        DrainOptions options = DrainBed.options();
+        options.setTimeoutSeconds(120);
+        EscalationStep delete = new EscalationStep();
+        delete.setAfterSeconds(10);
+        delete.setAction(EscalationStep.Action.DeletePods);
+        delete.setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder().addToMatchLabels("app", "web").build());
+        delete.setGracePeriodSeconds(0);
+        options.setEscalation(List.of(delete));
+        dev.cks.nodeops.operation.NodeWork work = dev.cks.nodeops.operation.KubernetesNodeWork.readingFromApi(bed.client, EvictionListener.NONE);
+        dev.cks.nodeops.scaledown.ScaleDownNodeStatus progress = new dev.cks.nodeops.scaledown.ScaleDownNodeStatus();
+        progress.setName(node);
+        progress.setDrain(new DrainState());
+
+        Instant started = Instant.now();
+        Awaitility.await("the ladder deletes the web pods").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            work.drainTick(progress, options, null, Instant.now());
+            return progress.getDrain().getEscalation().stream().anyMatch(r -> r.getResult() != null && r.getAction() == EscalationStep.Action.DeletePods);
+        });
+
+        EscalationRecord taken = progress.getDrain().getEscalation().get(0);
+        assertThat(Duration.between(started, Instant.parse(taken.getAt()))).as("after 10 s blocked").isGreaterThanOrEqualTo(Duration.ofSeconds(9));
+        assertThat(taken.getCause()).isEqualTo(bed.namespace + "/db-pdb, " + bed.namespace + "/web-pdb");
+        assertThat(taken.getResult()).contains("deleted").doesNotContain("/db-");
+        Awaitility.await("the web pods are gone").atMost(Duration.ofSeconds(30))
+                .until(() -> bed.podsOn(node).stream().noneMatch(p -> web.contains(p.getMetadata().getUid())));
+        assertThat(bed.podsOn(node)).as("the db pod, not opted in, stays untouched")
+                .filteredOn(p -> db.contains(p.getMetadata().getUid())).singleElement()
+                .satisfies(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNull());
+    }
+
     @Test
     void preflightPredictsBlocksAcrossNodesAndTouchesNothing() throws Exception {
         String first = bed.addWorker();
@@ -283,7 +332,7 @@ class DrainIT {
         String versionsBefore = bed.client.nodes().withName(first).get().getMetadata().getResourceVersion()
                 + bed.client.nodes().withName(second).get().getMetadata().getResourceVersion();
 
-        PreflightPrediction.Report report = new DrainPreflight(bed.client).check(List.of(first, second), DrainBed.options(), Instant.now());
+        PreflightPrediction.Report report = new DrainPreflight(bed.client).check(List.of(first, second), Draining.TOGETHER, DrainBed.options(), Instant.now());
 
         assertThat(report.predictsBlock()).isTrue();
         String text = report.describe();
@@ -291,6 +340,15 @@ class DrainIT {
                 .contains("pdb " + bed.namespace + "/web-pdb: needs 3 healthy, has 4, 1 disruption allowed; the drain would evict 4 of its pods")
                 .contains("node " + first + ": cannot delete pods that no controller manages");
         assertThat(report.budgets()).filteredOn(b -> b.numbers().name().equals("web-pdb")).singleElement()
+                .as("web's pods select the test's pool, whose two nodes are both drained: no replacement can run")
+                .satisfies(b -> assertThat(b.blocks()).isTrue())
+                .satisfies(b -> assertThat(b.describe()).contains("no replacement of Deployment " + bed.namespace + "/web can be scheduled")
+                        .contains("2 node(s) are being drained").contains("didn't match Pod's node affinity/selector"));
+
+        String spare = bed.addWorker();
+        PreflightPrediction.Report withRoom = new DrainPreflight(bed.client).check(List.of(first, second), Draining.TOGETHER, DrainBed.options(), Instant.now());
+        assertThat(withRoom.budgets()).filteredOn(b -> b.numbers().name().equals("web-pdb")).singleElement()
+                .as("replacements can run on %s: the budget only slows the drain", spare)
                 .satisfies(b -> assertThat(b.blocks()).isFalse());
         assertThat(Map.of(first, uids(bed.podsOn(first), null), second, uids(bed.podsOn(second), null))).isEqualTo(before);
         assertThat(bed.podsOn(first)).allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);

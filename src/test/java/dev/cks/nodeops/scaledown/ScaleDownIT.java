@@ -292,6 +292,39 @@ class ScaleDownIT extends ScaleDownScenario {
         assertThat(world.cloudStackWrites()).isEmpty();
     }
 
+    /**
+     * The case a new user runs into: two replicas pinned to the two workers being removed, a budget that
+     * allows one disruption. The arithmetic alone says "slowed"; the replacement of the first pod evicted
+     * could never be scheduled, so the second could never go. Preflight Fail refuses before any cordon.
+     */
+    @Test
+    void aDeploymentPinnedToTheNodesBeingRemovedIsRefusedByPreflightBeforeAnyCordon() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        world.addWorker(pool);
+        pool.pinnedDeployment("pinned", 2, List.of(first, second));
+        pool.budget("pinned-pdb", "pinned", 1, null);
+        pool.awaitReadyPods("pinned", 2);
+        pool.awaitBudget("pinned-pdb", 2, 2);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0), Preflight.Fail);
+        ScaleDown refused = world.awaitPhase(name, ScaleDownStatus.Phase.Failed, WITHIN);
+
+        String message = ScaleDownBed.condition(refused, Conditions.ACCEPTED).getMessage();
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getReason()).isEqualTo("Refused");
+        assertThat(message).contains("pdb " + pool.namespace + "/pinned-pdb: needs 1 healthy, has 2, 1 disruption allowed")
+                .contains("no replacement of Deployment " + pool.namespace + "/pinned can be scheduled")
+                .contains("2 node(s) are being drained").contains("didn't match Pod's node affinity/selector")
+                .contains("Nothing was cordoned");
+        assertThat(world.bed.eventsOf(name)).extracting(io.fabric8.kubernetes.api.model.Event::getReason).doesNotContain("Cordoned", "Draining");
+        for (String node : List.of(first, second)) {
+            assertThat(world.isUnschedulable(node)).isFalse();
+            assertThat(world.operatorAnnotations(node)).isEmpty();
+        }
+        assertThat(pool.podsOn(first).size() + pool.podsOn(second).size()).as("no pod was evicted").isEqualTo(2);
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
     @Test
     void waitsWhileCloudStackScalesTheClusterThenCarriesOn() {
         String node = world.addWorker(pool);

@@ -313,7 +313,7 @@ class ScaleDownReconcilerTest {
     private static PreflightPrediction.Report blockingPrediction() {
         var numbers = new dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers("shop", "web", 2, 2, 0, 2);
         return new PreflightPrediction.Report(java.util.Map.of(), List.of(new PreflightPrediction.BudgetPressure(numbers,
-                java.util.Map.of(W1, List.of("shop/web-1")), true)));
+                java.util.Map.of(W1, List.of("shop/web-1")), true, null)));
     }
 
     @Test

@@ -13,10 +13,13 @@ import java.util.function.BiFunction;
 
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.drain.BlockedByReport.BudgetHold;
+import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainResult.Outcome;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.CordonRecord;
@@ -37,6 +40,10 @@ public final class FakeNodeWork implements NodeWork {
     private final Map<String, String> cordonRefusals = new HashMap<>();
     public final List<String> calls = new ArrayList<>();
     public Map<String, Integer> evictable = new HashMap<>();
+    /** What the API server answers the escalation ladder's pod deletions. */
+    public EvictionApi.Answer deletionAnswer = new EvictionApi.Answer(200, "accepted", List.of());
+    /** Workloads (as drains record them) not Ready again, with their numbers. */
+    public final Map<String, String> notReady = new HashMap<>();
     public PreflightPrediction.Report prediction = new PreflightPrediction.Report(Map.of(), List.of());
 
     public FakeNodeWork add(Node node) {
@@ -87,24 +94,34 @@ public final class FakeNodeWork implements NodeWork {
     }
 
     public static DrainResult done(DrainState state) {
-        return new DrainResult(Outcome.DONE, null, "", state, 0, List.of(), false);
+        return new DrainResult(Outcome.DONE, null, "", state, 0, List.of(), false, List.of());
     }
 
     /** A step that evicted some pods: the drain is moving. */
     public static DrainResult moving(DrainState state, Instant nextLook, int remaining) {
         state.setAttempt(1);
-        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "", state, remaining, List.of(), true);
+        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "", state, remaining, List.of(), true, List.of());
+    }
+
+    /** A step in which budgets kept these pods (namespace/name, app label = the name's first part) and none left. */
+    public static DrainResult heldPods(DrainState state, Instant nextLook, String budget, String numbers, String... pods) {
+        state.setAttempt(1);
+        List<DrainEscalation.HeldPod> held = java.util.Arrays.stream(pods).map(ref -> new DrainEscalation.HeldPod(
+                new EvictionApi.PodRef(ref.split("/")[0], ref.split("/")[1], "uid-" + ref), Map.of("app", ref.split("/")[1].split("-")[0]), budget))
+                .toList();
+        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "pods held by pdb " + budget, state, pods.length,
+                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers + " (pods " + String.join(", ", pods) + ")")), false, held);
     }
 
     /** A step in which a budget kept every remaining pod and none left. */
     public static DrainResult heldBy(DrainState state, Instant nextLook, String budget, String numbers, int remaining) {
         state.setAttempt(1);
         return new DrainResult(Outcome.IN_PROGRESS, nextLook, "pods held by pdb " + budget, state, remaining,
-                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers)), false);
+                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers)), false, List.of());
     }
 
     public static DrainResult givesUp(DrainState state, String report) {
-        return new DrainResult(Outcome.BLOCKED, null, report, state, 1, List.of(), false);
+        return new DrainResult(Outcome.BLOCKED, null, report, state, 1, List.of(), false, List.of());
     }
 
     @Override
@@ -162,6 +179,16 @@ public final class FakeNodeWork implements NodeWork {
     }
 
     @Override
+    public Map<EvictionApi.PodRef, EvictionApi.Answer> deletePods(List<DrainEscalation.Deletion> deletions) {
+        Map<EvictionApi.PodRef, EvictionApi.Answer> answers = new LinkedHashMap<>();
+        for (DrainEscalation.Deletion deletion : deletions) {
+            calls.add("delete pod " + deletion.pod().ref() + " grace " + deletion.gracePeriodSeconds());
+            answers.put(deletion.pod(), deletionAnswer);
+        }
+        return answers;
+    }
+
+    @Override
     public boolean release(String node, String owner, boolean uncordon) {
         calls.add("release " + node + (uncordon ? " uncordon" : ""));
         Node current = nodes.get(node);
@@ -186,9 +213,15 @@ public final class FakeNodeWork implements NodeWork {
     }
 
     @Override
-    public PreflightPrediction.Report preflight(List<String> names, DrainOptions options, Instant now) {
+    public PreflightPrediction.Report preflight(List<String> names, Draining draining, DrainOptions options, Instant now) {
         calls.add("preflight " + String.join(",", names));
         return prediction;
+    }
+
+    @Override
+    public List<String> workloadsNotReady(List<String> workloads) {
+        calls.add("workloads " + String.join(",", workloads));
+        return workloads.stream().filter(notReady::containsKey).map(w -> w + " (" + notReady.get(w) + ")").toList();
     }
 
     @Override

@@ -150,10 +150,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
     void aDrainBlockedByAPdbFailsThatNodeAndARetryResumesThereWithoutRunningApplyAgain() {
         KubernetesClient client = bed.client;
         String control = bed.controlPlane(FROM);
-        // Workers created in the same second are planned by name: w2 is whichever comes second.
-        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
-                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
-                .toList();
+        List<String> workers = bed.twoWorkersInPlanOrder(FROM);
         String w1 = workers.get(0);
         String w2 = workers.get(1);
         String namespace = testBed.newNamespace("nuit-pdb");
@@ -246,9 +243,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
 
     @Test
     void aNodeThatWentNotReadyAfterItsUpgradeIsUpgradedAgainOnRetry() {
-        List<String> workers = java.util.stream.Stream.of(bed.worker(FROM), bed.worker(FROM))
-                .sorted(java.util.Comparator.comparing((String n) -> bed.node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
-                .toList();
+        List<String> workers = bed.twoWorkersInPlanOrder(FROM);
         String w1 = workers.get(0);
         String w2 = workers.get(1);
         try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {

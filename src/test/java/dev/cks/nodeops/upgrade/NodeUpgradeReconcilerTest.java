@@ -94,7 +94,9 @@ class NodeUpgradeReconcilerTest {
     private void restartOperator() {
         CloudStackAccess access = cloudStack.access(cluster.id());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
-        reconciler = new NodeUpgradeReconciler(clock, settings, access, new OperationPorts(nodes, recorder, store), jobs);
+        // kubeadm upgrades the API server with its control-plane node: it reports what that node's kubelet does.
+        reconciler = new NodeUpgradeReconciler(clock, settings, access, new OperationPorts(nodes, recorder, store), jobs,
+                () -> List.of(nodes.get(CONTROL).getStatus().getNodeInfo().getKubeletVersion()));
     }
 
     @AfterEach
@@ -114,6 +116,12 @@ class NodeUpgradeReconcilerTest {
         upgrade.setMetadata(new ObjectMetaBuilder().withName("to-1-35").withGeneration(1L).withUid("uid-7").withAnnotations(new java.util.HashMap<>()).build());
         upgrade.setSpec(spec);
         return upgrade;
+    }
+
+    /** An upgrade of one worker alone, after the control plane (the API server) was upgraded to the target. */
+    private java.util.function.Consumer<NodeUpgradeSpec> workerOnly(String node) {
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        return spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", node));
     }
 
     /** Reconciles as JOSDK would, moving the clock by each asked delay and playing the kubelet, until the predicate holds. */
@@ -307,7 +315,7 @@ class NodeUpgradeReconcilerTest {
     void preflightFailRefusesWithAcceptedFalseBeforeAnyCordon() {
         var numbers = new dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers("shop", "web", 2, 2, 0, 2);
         nodes.prediction = new dev.cks.nodeops.drain.PreflightPrediction.Report(Map.of(),
-                List.of(new dev.cks.nodeops.drain.PreflightPrediction.BudgetPressure(numbers, Map.of(W1, List.of("shop/web-1")), true)));
+                List.of(new dev.cks.nodeops.drain.PreflightPrediction.BudgetPressure(numbers, Map.of(W1, List.of("shop/web-1")), true, null)));
         create(UpgradeExecutor.Type.Script, spec -> spec.setPreflight(Preflight.Fail));
 
         NodeUpgradeStatus status = reconcileToEnd();
@@ -349,7 +357,7 @@ class NodeUpgradeReconcilerTest {
 
     @Test
     void cloudStackIsoAttachesTheIsoOnceRunsTheNodeScriptAndDetachesIt() {
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -367,7 +375,7 @@ class NodeUpgradeReconcilerTest {
     void cloudStackIsoDetachesTheIsoAlsoWhenTheJobFailsBeforeGivingTheNodeUp() {
         failingJobs.add(W1);
         simulator.planJob("detachIso", JobOutcome.succeedsAfterPolls(3));
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -380,7 +388,7 @@ class NodeUpgradeReconcilerTest {
 
     @Test
     void cloudStackIsoRestartedAfterRecordingTheAttachButBeforeItsJobIdAttachesOnlyOnce() {
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
         reconcileUntil("attach asked for", s -> s.getNodes().stream().anyMatch(n -> n.getIsoJobId() != null));
         String intentOnly = store.persisted.stream().filter(json -> json.contains("\"isoState\":\"Attaching\"") && !json.contains("isoJobId"))
                 .reduce((a, b) -> b).orElseThrow();
@@ -399,7 +407,7 @@ class NodeUpgradeReconcilerTest {
     @Test
     void cloudStackIsoWaitsWhileTheSecretIsMissingWithoutCordoning() {
         cloudStack.secretMissing = true;
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
 
         reconcileUntil("waiting", s -> s.getPhase() == NodeUpgradeStatus.Phase.Waiting);
         assertThat(condition(Conditions.WAITING).getMessage()).contains("cloudstack-secret does not exist");
@@ -412,7 +420,7 @@ class NodeUpgradeReconcilerTest {
     @Test
     void cloudStackIsoRefusesANodeWithoutAVmBeforeCordoningIt() {
         nodes.add(TestNodes.node("prod-node-unmapped").version(FROM).build());
-        create(UpgradeExecutor.Type.CloudStackIso, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", "prod-node-unmapped")));
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly("prod-node-unmapped"));
 
         reconcileToEnd();
 

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 import org.awaitility.Awaitility;
 
@@ -44,6 +46,13 @@ final class UpgradeBed {
 
     String worker(String version) {
         return add(false, version);
+    }
+
+    /** Two workers at the version, in the order an upgrade plans them (by creation time, then by name: made in the same second, by name). */
+    List<String> twoWorkersInPlanOrder(String version) {
+        return Stream.of(worker(version), worker(version))
+                .sorted(Comparator.comparing((String n) -> node(n).getMetadata().getCreationTimestamp()).thenComparing(n -> n))
+                .toList();
     }
 
     private String add(boolean controlPlane, String version) {

@@ -21,13 +21,11 @@ class UpgradeProgressTest {
     }
 
     @Test
-    void theCurrentNodeIsTheFirstNeitherDoneNorSkippedAndProgressCountsBoth() {
+    void progressCountsDoneAndSkippedNodesNotSoakingOnes() {
         List<UpgradeNodeStatus> nodes = List.of(entry("a", Phase.Skipped), entry("b", Phase.Succeeded), entry("c", Phase.Draining),
-                entry("d", Phase.Pending), entry("e", Phase.Pending));
+                entry("d", Phase.Soaking), entry("e", Phase.Pending));
 
-        assertThat(UpgradeProgress.current(nodes)).get().extracting(UpgradeNodeStatus::getName).isEqualTo("c");
         assertThat(UpgradeProgress.progress(nodes)).isEqualTo("2/5");
-        assertThat(UpgradeProgress.current(List.of(entry("a", Phase.Succeeded)))).isEmpty();
     }
 
     @Test
@@ -58,13 +56,5 @@ class UpgradeProgressTest {
                 .contains("Node n1 was not Ready at v1.33.4").contains("it reports v1.32.7 and is READY").contains("retry"));
         assertThat(UpgradeProgress.readyWait(null, "gone", "v1.33.4", NOW, NOW)).isInstanceOfSatisfying(UpgradeProgress.ReadyTimedOut.class,
                 t -> assertThat(t.message()).contains("the node no longer exists"));
-    }
-
-    @Test
-    void deadlines() {
-        assertThat(UpgradeProgress.passed("2026-01-01T00:10:00Z", NOW)).isTrue();
-        assertThat(UpgradeProgress.passed("2026-01-01T00:10:01Z", NOW)).isFalse();
-        assertThat(UpgradeProgress.passed(null, NOW)).isFalse();
-        assertThat(UpgradeProgress.until(NOW.minusSeconds(5), NOW)).isZero();
     }
 }
