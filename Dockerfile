@@ -10,7 +10,8 @@ COPY target/image/dependencies/ /
 COPY target/image/application/ /
 USER 185:185
 WORKDIR /deployments
-ENV PATH=/opt/java/bin JAVA_HOME=/opt/java LANG=C.UTF-8 \
-    JDK_JAVA_OPTIONS="-XX:MaxRAMPercentage=75 -Djava.util.logging.manager=org.jboss.logmanager.LogManager"
+# JVM defaults: see java_options in hack/image.sh for why each is there.
+ENV PATH=/opt/java/bin JAVA_HOME=/opt/java LANG=C.UTF-8 MALLOC_ARENA_MAX=2 \
+    JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:MaxRAMPercentage=25 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
 EXPOSE 8080
-ENTRYPOINT ["/opt/java/bin/java", "-jar", "/deployments/quarkus-run.jar"]
+ENTRYPOINT ["/opt/java/bin/java", "-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-jar", "/deployments/quarkus-run.jar"]

@@ -11,9 +11,11 @@
 #   hack/testbed.sh audit-log [NAME]       where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
 # --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
 # see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
-# REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded.
+# REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded;
+# REAL_CONTROL_PLANE_VERSION the whole node (kubeadm init, control plane; built with `build-node --control-plane`).
 #   hack/testbed.sh real-info               the real node's name, address, shell image
 #   hack/testbed.sh real-import ARCHIVE     import an image archive into the real node's containerd
+#   hack/testbed.sh binaries-iso V [OMIT]   a CKS binaries ISO of Kubernetes V (OMIT: a file to leave out); prints its path
 #   hack/testbed.sh host-state DIR          what the real node changes on a host, as files to compare
 #                                           (down --real keeps the one from before in clusters/NAME-host-before)
 #   hack/testbed.sh stop-component NAME C   kill one control-plane process (kube-apiserver, etcd, ...) as a crash would
@@ -24,6 +26,8 @@ K8S_VERSION="${K8S_VERSION:-v1.35.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# crictl for the binaries ISOs' cri-tools/ (the newest cri-tools the Go module proxy serves at or below the bed's minor).
+CRICTL_VERSION="${CRICTL_VERSION:-v1.34.0}"
 # Prometheus 3.16's Go module (its versions are v0.3xx); only promtool is built, for `promtool test rules`.
 PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
 CACHE_ROOT="${CKS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-node-operator}"
@@ -191,10 +195,16 @@ cmd_build_real() {
   build_kubernetes kubelet kube-proxy kubeadm
 }
 
-# A node's binaries at K8S_VERSION alone, e.g. an older kubelet for the real node to be upgraded from.
+# A node's binaries at K8S_VERSION alone, e.g. an older kubelet for the real node to be upgraded from;
+# with --control-plane also the control plane's (a kubeadm node of an older minor, to be upgraded by
+# `kubeadm upgrade apply`). etcd, kwok and helm stay the bed's own.
 cmd_build_node() {
   mkdir -p "$BIN"
-  build_kubernetes kubelet kubeadm kube-proxy
+  if [ "${1:-}" = --control-plane ]; then
+    build_kubernetes kubelet kubeadm kube-proxy kube-apiserver kube-controller-manager kube-scheduler kubectl
+  else
+    build_kubernetes kubelet kubeadm kube-proxy
+  fi
 }
 
 . "$(dirname "$0")/lib/oci.sh"
@@ -229,9 +239,10 @@ cmd_start_component() { # name component
 
 case "${1:-}" in
   build) if [ "${2:-}" = --real ]; then cmd_build_real; else cmd_build; fi ;;
-  build-node) cmd_build_node ;;
+  build-node) cmd_build_node "${2:-}" ;;
   real-info) real_info ;;
   real-import) real_import "$2" ;;
+  binaries-iso) real_binaries_iso "$2" "${3:-}" ;;
   host-state) real_host_state "$2" ;;
   bin) echo "$BIN" ;;
   up) shift

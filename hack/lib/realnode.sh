@@ -4,25 +4,40 @@
 #
 # One real node per machine (kubeadm owns /etc/kubernetes and port 6443). Everything the bed
 # owns lives in $REAL; what it has to change elsewhere is recorded in $REAL/host-before before
-# the first change and restored (and compared) by real_down. The kubelet, kubeadm and
-# kube-proxy the node runs are links in $REAL/bin, so a later step can put another version's
-# binaries there and restart the kubelet, as a package upgrade would.
+# the first change and restored (and compared) by real_down. The node is laid out like a CKS node:
+# kubeadm, kubelet and kubectl in /opt/bin, containerd on its default socket, a kubelet "unit"
+# (a supervisor script, since this machine has no systemd) and a systemctl stand-in that drives it.
+# /opt/bin/kubelet starts as a link to $REAL/bin/kubelet, which links to a per-version copy in
+# $REAL/versions, so a test can relink it and restart the kubelet, as a package upgrade would; a
+# CKS upgrade replaces /opt/bin's files from the binaries ISO (real_binaries_iso) instead.
 #
-# Needs root and the Debian packages containerd, runc, containernetworking-plugins, iptables,
-# nftables (see REAL_PACKAGES).
+# Needs root and the Debian packages in REAL_PACKAGES.
 
 REAL="${CKS_REALNODE_STATE:-/var/lib/cks-node-operator-realnode}"
-REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps busybox-static"
+REAL_PACKAGES="containerd runc containernetworking-plugins iptables nftables iproute2 util-linux procps busybox-static xorriso fuseiso"
 REAL_BRIDGE=cks0
 REAL_NODE_IP=10.244.0.1     # the bridge's address: the API server, the kubelet and node port traffic stay on it
 REAL_POD_CIDR=10.244.0.0/24
 REAL_CLUSTER_CIDR=10.244.0.0/16
 REAL_SERVICE_CIDR=10.96.0.0/12
-REAL_SOCK="$REAL/containerd/containerd.sock"
+# containerd's default address, as on a CKS node: CKS's upgrade script imports images with a plain `ctr`.
+REAL_SOCK=/run/containerd/containerd.sock
+# Where CKS installs kubeadm, kubelet and kubectl; its kubelet.service runs /opt/bin/kubelet.
+REAL_OPT_BIN=/opt/bin
+# Where CKS's scripts mount the binaries ISO.
+REAL_ISO_MOUNT=/mnt/k8sdisk
+# The systemctl stand-in: ahead of the host's (which cannot work without systemd as PID 1) on a root PATH.
+REAL_SYSTEMCTL=/usr/local/bin/systemctl
+# mount(8) hands a filesystem type to /sbin/mount.<type> when there is one. A kernel without ISO 9660
+# (this machine's has none, and no modules) gets this one while the node is up: it mounts the ISO's
+# device with FUSE (fuseiso), so the upgrade script's plain `mount -o ro DEVICE DIR` works as on a VM.
+REAL_MOUNT_ISO9660=/usr/sbin/mount.iso9660
+# Binaries ISOs (real_binaries_iso), kept between runs like the binaries they hold.
+REAL_ISOS="$CACHE_ROOT/isos"
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
 REAL_BUSYBOX=cks-realnode/busybox
-# Directories kubeadm, the kubelet and the operator's upgrade Jobs use at fixed places; removed at teardown unless they existed before.
-REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni"
+# Paths kubeadm, the kubelet, CKS's node layout and the upgrade script (blkid's cache) use at fixed places; removed at teardown unless they existed before.
+REAL_HOST_PATHS="/var/lib/cks-node-operator /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /var/log/pods /var/log/containers /run/netns /var/run/netns /etc/cni /opt/cni $REAL_OPT_BIN $REAL_ISO_MOUNT $REAL_SYSTEMCTL $REAL_MOUNT_ISO9660 $(dirname "$REAL_SOCK") $REAL_SOCK $REAL_SOCK.ttrpc /run/blkid"
 # Sysctls the kernel changes by itself, not the bed.
 REAL_VOLATILE_SYSCTLS='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.perf_event_max_sample_rate|kernel\.tainted|fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|net\.netfilter\.nf_conntrack_count|net\.ipv6\.conf\.[^.]*\.stable_secret)'
 
@@ -35,6 +50,7 @@ real_check_host() {
     command -v "$tool" >/dev/null || missing+=("$tool")
   done
   [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || missing+=(/usr/lib/cni/bridge)
+  grep -qw iso9660 /proc/filesystems || command -v fuseiso >/dev/null || missing+=(fuseiso)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "testbed: the real node needs ${missing[*]}: apt-get install $REAL_PACKAGES" >&2
     exit 1
@@ -60,7 +76,7 @@ real_host_state() { # dir
   # Daemons of a real node: any process that runs from the bed's binaries or state, or a shim.
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" || true)
-    case "$cmd" in *"$REAL/"*|*containerd-shim*|*/kubelet\ *) echo "${cmd:0:200}" ;; esac
+    case "$cmd" in *"$REAL/"*|*containerd-shim*|*/kubelet\ *|fuseiso\ *) echo "${cmd:0:200}" ;; esac
   done | LC_ALL=C sort > "$1/daemons"
   touch "$1/complete"
 }
@@ -97,32 +113,41 @@ real_stop() { # name
   kill -9 "$pid" 2>/dev/null || true
 }
 
-# Images for the control plane, kube-proxy's addon-free node and the pod sandbox: each binary on
-# an empty base, tagged as kubeadm expects (kubeadm config images list).
-real_images() {
-  local images="$REAL/images" names stage
-  mkdir -p "$images"
-  names=$("$BIN/kubeadm" config images list --kubernetes-version "$K8S_VERSION" 2>/dev/null)
+# Images for the control plane and the pod sandbox: each binary on an empty base, tagged as kubeadm
+# expects (kubeadm config images list), written as docker-archives OUT/<binary>.docker.tar.
+real_control_plane_images() { # version bin-dir out-dir
+  local version=$1 bin_dir=$2 out=$3 names stage ref bin
+  mkdir -p "$out"
+  names=$("$bin_dir/kubeadm" config images list --kubernetes-version "$version" 2>/dev/null)
   stage=$(mktemp -d)
   SOURCE_EPOCH=0
-  local ref bin
   for ref in $names; do
     case "$ref" in
       */kube-apiserver:*|*/kube-controller-manager:*|*/kube-scheduler:*) bin=${ref##*/}; bin=${bin%%:*} ;;
       */etcd:*) bin=etcd ;;
-      */pause:*) bin=pause; PAUSE_IMAGE=$ref ;;
+      */pause:*) bin=pause ;;
       *) continue ;;   # CoreDNS and kube-proxy: the bed runs without them (kube-proxy on the host)
     esac
-    rm -rf "$stage/$bin"; mkdir -p "$stage/$bin/usr/local/bin"
+    mkdir -p "$stage/$bin/usr/local/bin"
     if [ "$bin" = pause ]; then
       CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$stage/pause/pause" "$(dirname "$0")/realnode/pause.go"
-      oci_image "$ref" "$images/$bin" "\"Entrypoint\":[\"/pause\"],\"User\":\"65535:65535\"" "$stage/$bin"
+      oci_image "$ref" "$out/$bin" "\"Entrypoint\":[\"/pause\"],\"User\":\"65535:65535\"" "$stage/$bin"
     else
-      cp "$BIN/$bin" "$stage/$bin/usr/local/bin/$bin"
-      oci_image "$ref" "$images/$bin" "\"Env\":[\"PATH=/usr/local/bin\"],\"Entrypoint\":[\"/usr/local/bin/$bin\"]" "$stage/$bin"
+      # etcd is the bed's own build at every Kubernetes version, under the tag that version's kubeadm expects.
+      if [ "$bin" = etcd ]; then cp "$BIN/etcd" "$stage/$bin/usr/local/bin/etcd"; else cp "$bin_dir/$bin" "$stage/$bin/usr/local/bin/$bin"; fi
+      oci_image "$ref" "$out/$bin" "\"Env\":[\"PATH=/usr/local/bin\"],\"Entrypoint\":[\"/usr/local/bin/$bin\"]" "$stage/$bin"
     fi
-    rm -f "$images/$bin.oci.tar"
+    echo "$ref" > "$out/$bin.ref"
+    rm -f "$out/$bin.oci.tar"
   done
+  rm -rf "$stage"
+}
+
+real_images() {
+  local images="$REAL/images" stage
+  real_control_plane_images "$REAL_CONTROL_PLANE_VERSION" "$CP_BIN" "$images"
+  PAUSE_IMAGE=$(cat "$images/pause.ref")
+  stage=$(mktemp -d)
   # A shell for test pods and the upgrade Jobs (sh, nsenter, sha256sum, cut): the host's static
   # busybox. Imported from its OCI archive, so the digest pods pin is the one written here.
   local version; version=$(busybox 2>&1 | sed -n '1s/^BusyBox v\([0-9.]*\).*/\1/p')
@@ -144,7 +169,7 @@ real_images() {
 #!/bin/sh
 init=1
 for p in /proc/[0-9]*; do
-  case "$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" in *kubelet-service.sh*) init=${p#/proc/}; break ;; esac
+  case "$( { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)" in *kubelet-service.sh*) init=${p#/proc/}; break ;; esac
 done
 n=$#; previous=""
 for a in "$@"; do
@@ -172,18 +197,30 @@ real_info() {
   echo "shellImage=$(cat "$REAL/images/busybox.ref")"
   echo "stateDir=$REAL"
   echo "kubeletVersion=$(readlink "$REAL/bin/kubelet" | xargs dirname | xargs basename)"
+  echo "controlPlaneVersion=$(cat "$REAL/control-plane-version")"
 }
 
 real_write_configs() { # name node
   local name=$1 node=$2
-  mkdir -p "$REAL/containerd" "$REAL/cni/net.d" "$REAL/cni/ipam" "$REAL/etcd" "$REAL/bin" "$REAL/versions"
-  # Each version's node binaries, and the ones the node runs: kubeadm and kube-proxy of the control
-  # plane's version, the kubelet of REAL_NODE_VERSION (an upgrade relinks it and restarts the kubelet).
-  ln -sfn "$BIN" "$REAL/versions/$K8S_VERSION"
-  ln -sfn "$NODE_BIN" "$REAL/versions/$REAL_NODE_VERSION"
-  ln -sfn "$REAL/versions/$K8S_VERSION/kubeadm" "$REAL/bin/kubeadm"
-  ln -sfn "$REAL/versions/$K8S_VERSION/kube-proxy" "$REAL/bin/kube-proxy"
+  mkdir -p "$REAL/containerd" "$REAL/cni/net.d" "$REAL/cni/ipam" "$REAL/etcd" "$REAL/bin" "$REAL/versions" "$(dirname "$REAL_SOCK")"
+  # Each version's node binaries (copies: whatever writes through /opt/bin's links never reaches the
+  # cache), and the ones the node runs: kubeadm, kube-proxy and kubectl of the control plane's
+  # version, the kubelet of REAL_NODE_VERSION (an upgrade relinks it and restarts the kubelet).
+  local version dir b
+  for version in "$K8S_VERSION=$BIN" "$REAL_CONTROL_PLANE_VERSION=$CP_BIN" "$REAL_NODE_VERSION=$NODE_BIN"; do
+    dir="$REAL/versions/${version%%=*}"
+    mkdir -p "$dir"
+    for b in kubelet kubeadm kube-proxy kubectl; do
+      [ -e "$dir/$b" ] || [ ! -x "${version#*=}/$b" ] || cp "${version#*=}/$b" "$dir/$b"
+    done
+  done
+  ln -sfn "$REAL/versions/$REAL_CONTROL_PLANE_VERSION/kubeadm" "$REAL/bin/kubeadm"
+  ln -sfn "$REAL/versions/$REAL_CONTROL_PLANE_VERSION/kube-proxy" "$REAL/bin/kube-proxy"
   ln -sfn "$REAL/versions/$REAL_NODE_VERSION/kubelet" "$REAL/bin/kubelet"
+  mkdir -p "$REAL_OPT_BIN"
+  ln -sfn "$REAL/bin/kubelet" "$REAL_OPT_BIN/kubelet"
+  ln -sfn "$REAL/bin/kubeadm" "$REAL_OPT_BIN/kubeadm"
+  ln -sfn "$REAL/versions/$REAL_CONTROL_PLANE_VERSION/kubectl" "$REAL_OPT_BIN/kubectl"
   cat > "$REAL/containerd/config.toml" <<EOF
 version = 2
 root = "$REAL/containerd/root"
@@ -235,7 +272,7 @@ skipPhases: [addon/coredns, addon/kube-proxy]
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
 clusterName: $name
-kubernetesVersion: $K8S_VERSION
+kubernetesVersion: $REAL_CONTROL_PLANE_VERSION
 controlPlaneEndpoint: $REAL_NODE_IP:6443
 networking: {podSubnet: $REAL_CLUSTER_CIDR, serviceSubnet: $REAL_SERVICE_CIDR}
 etcd: {local: {dataDir: $REAL/etcd}}
@@ -266,13 +303,16 @@ healthzBindAddress: 127.0.0.1:10256
 conntrack: {maxPerCore: 0, min: 0}
 iptables: {localhostNodePorts: false}
 EOF
-  # Plays kubelet.service: waits for the files kubeadm writes, runs the kubelet, restarts it when it ends.
+  # Plays kubelet.service as CKS installs it (ExecStart=/opt/bin/kubelet with 10-kubeadm.conf's
+  # arguments, Restart=always): while the unit is active and kubeadm's files are there, runs the
+  # kubelet and starts it again when it ends. The systemctl stand-in below stops, starts and
+  # restarts it through $REAL/kubelet.inactive and the kubelet's PID.
   cat > "$REAL/kubelet-service.sh" <<EOF
 #!/bin/sh
 while [ ! -f "$REAL/kubelet.stop" ]; do
-  if [ -f /var/lib/kubelet/config.yaml ] && [ -f /var/lib/kubelet/kubeadm-flags.env ]; then
+  if [ ! -f "$REAL/kubelet.inactive" ] && [ -f /var/lib/kubelet/config.yaml ] && [ -f /var/lib/kubelet/kubeadm-flags.env ]; then
     . /var/lib/kubelet/kubeadm-flags.env
-    "$REAL/bin/kubelet" --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \\
+    $REAL_OPT_BIN/kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \\
       --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml \$KUBELET_KUBEADM_ARGS &
     echo \$! > "$REAL/kubelet.pid"
     wait \$!
@@ -281,6 +321,56 @@ while [ ! -f "$REAL/kubelet.stop" ]; do
 done
 EOF
   chmod +x "$REAL/kubelet-service.sh"
+  # systemctl for the one unit this machine has (the host's own systemctl needs systemd as PID 1).
+  # Every call is logged, so tests can tell what kubeadm and the upgrade script asked of it.
+  sed "s|@REAL@|$REAL|g" > "$REAL/systemctl" <<'EOF'
+#!/bin/sh
+# The cks-node-operator test bed's stand-in for systemctl: only kubelet.service, played by @REAL@/kubelet-service.sh.
+state=@REAL@
+echo "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) systemctl $*" >> "$state/systemctl.log"
+action=""; unit=""
+for a in "$@"; do
+  case "$a" in -*) ;; *) if [ -z "$action" ]; then action=$a; elif [ -z "$unit" ]; then unit=${a%.service}; fi ;; esac
+done
+running() { [ -f "$state/kubelet.pid" ] && kill -0 "$(cat "$state/kubelet.pid")" 2>/dev/null; }
+active() { [ ! -f "$state/kubelet.inactive" ] && running; }
+stop_kubelet() {
+  touch "$state/kubelet.inactive"
+  running || return 0
+  pid=$(cat "$state/kubelet.pid"); kill "$pid" 2>/dev/null
+  for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null
+}
+# Like starting a Type=simple unit: back once the new process runs (when kubeadm's files are there).
+start_kubelet() {
+  old=$(cat "$state/kubelet.pid" 2>/dev/null)
+  rm -f "$state/kubelet.inactive"
+  [ -f /var/lib/kubelet/config.yaml ] || return 0
+  for _ in $(seq 1 50); do
+    if running && [ "$(cat "$state/kubelet.pid")" != "$old" ]; then return 0; fi
+    sleep 0.1
+  done
+}
+[ "$action" = daemon-reload ] && exit 0
+if [ "$unit" != kubelet ]; then
+  echo "systemctl (test bed stand-in): unit ${unit:-?} not found; only kubelet.service exists here" >&2
+  exit 5
+fi
+case "$action" in
+  enable|disable|reenable) ;;
+  start) active || start_kubelet ;;
+  stop) stop_kubelet ;;
+  restart|try-restart|reload-or-restart) stop_kubelet; start_kubelet ;;
+  is-enabled) echo enabled ;;
+  is-active) if active; then echo active; else echo inactive; exit 3; fi ;;
+  status)
+    echo "* kubelet.service - kubelet: The Kubernetes Node Agent"
+    echo "     Loaded: loaded (/etc/systemd/system/kubelet.service; enabled)"
+    if active; then echo "     Active: active (running)"; else echo "     Active: inactive (dead)"; exit 3; fi ;;
+  *) echo "systemctl (test bed stand-in): $action is not supported" >&2; exit 1 ;;
+esac
+EOF
+  chmod 755 "$REAL/systemctl"
   # KWOK's default stages (no KwokConfiguration: kwok's defaults), as kwokctl configures them, from the module go install fetched.
   local stages; stages="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
   {
@@ -291,6 +381,26 @@ EOF
   } > "$REAL/kwok.yaml"
 }
 
+# The versions the node starts at, and where their binaries are (built when missing):
+# REAL_CONTROL_PLANE_VERSION (default: the bed's) for kubeadm, the control plane and kube-proxy,
+# REAL_NODE_VERSION (default: the control plane's) for the kubelet.
+real_versions() {
+  REAL_CONTROL_PLANE_VERSION="${REAL_CONTROL_PLANE_VERSION:-$K8S_VERSION}"
+  REAL_NODE_VERSION="${REAL_NODE_VERSION:-$REAL_CONTROL_PLANE_VERSION}"
+  CP_BIN=$BIN
+  if [ "$REAL_CONTROL_PLANE_VERSION" != "$K8S_VERSION" ]; then
+    say "the control plane starts at $REAL_CONTROL_PLANE_VERSION"
+    K8S_VERSION=$REAL_CONTROL_PLANE_VERSION "$0" build-node --control-plane >&2
+    CP_BIN=$(K8S_VERSION=$REAL_CONTROL_PLANE_VERSION "$0" bin)
+  fi
+  NODE_BIN=$CP_BIN
+  if [ "$REAL_NODE_VERSION" != "$REAL_CONTROL_PLANE_VERSION" ]; then
+    say "the node's kubelet starts at $REAL_NODE_VERSION"
+    K8S_VERSION=$REAL_NODE_VERSION "$0" build-node >&2
+    NODE_BIN=$(K8S_VERSION=$REAL_NODE_VERSION "$0" bin)
+  fi
+}
+
 real_up() { # name workers
   local name=$1 workers=$2
   real_check_host
@@ -299,13 +409,7 @@ real_up() { # name workers
     real_down || { echo "testbed: the earlier real node's teardown left differences (above); fix them before starting again" >&2; exit 1; }
   fi
   cmd_build_real
-  REAL_NODE_VERSION="${REAL_NODE_VERSION:-$K8S_VERSION}"
-  NODE_BIN=$BIN
-  if [ "$REAL_NODE_VERSION" != "$K8S_VERSION" ]; then
-    say "the node's kubelet starts at $REAL_NODE_VERSION"
-    K8S_VERSION=$REAL_NODE_VERSION "$0" build-node >&2
-    NODE_BIN=$(K8S_VERSION=$REAL_NODE_VERSION "$0" bin)
-  fi
+  real_versions
   export PATH="$BIN:$PATH"
   mkdir -p "$REAL" "$CLUSTERS"
   say "recording the host's state (sysctls, iptables, mounts, links, loop devices, cgroups, paths, daemons)"
@@ -313,6 +417,7 @@ real_up() { # name workers
   echo "$name" > "$REAL/cluster"
   local node="$name-control-$(printf '%010x' 0x18c2f3a800)"
   echo "$node" > "$REAL/node"
+  echo "$REAL_CONTROL_PLANE_VERSION" > "$REAL/control-plane-version"
   say "building the control-plane and pause images"
   real_images
   real_write_configs "$name" "$node"
@@ -330,10 +435,26 @@ real_up() { # name workers
   local shell; shell=$(cat "$REAL/images/busybox.ref")
   real_ctr images tag "$(oci_full_name "${shell%%:*}"):$(echo "${shell#*:}" | cut -d@ -f1)" "$(oci_full_name "${shell%%:*}")@${shell#*@}" >/dev/null
 
-  say "kubeadm init $node ($K8S_VERSION)"
+  say "kubeadm init $node ($REAL_CONTROL_PLANE_VERSION)"
+  cp "$REAL/systemctl" "$REAL_SYSTEMCTL"
+  if ! grep -qw iso9660 /proc/filesystems && [ ! -e "$REAL_MOUNT_ISO9660" ]; then
+    printf '#!/bin/sh\n# The cks-node-operator test bed: this kernel cannot mount ISO 9660; FUSE reads it instead.\nexec fuseiso "$1" "$2"\n' > "$REAL_MOUNT_ISO9660"
+    chmod 755 "$REAL_MOUNT_ISO9660"
+  fi
   real_start kubelet-service "$REAL/kubelet.log" "$REAL/kubelet-service.sh"
   "$REAL/bin/kubeadm" init --config "$REAL/kubeadm.yaml" > "$REAL/kubeadm-init.log" 2>&1 \
     || { tail -30 "$REAL/kubeadm-init.log" >&2; return 1; }
+  # The node's settings for kubeadm's upgrades, which the upgrade script passes on (kubeadm keeps
+  # none in the cluster): the checks this node cannot pass — cgroup v1 (SystemVerification; the
+  # kubelet runs with failCgroupV1: false) and no CoreDNS to migrate.
+  cat > /etc/kubernetes/kubeadm-upgrade.yaml <<EOF
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: UpgradeConfiguration
+apply:
+  ignorePreflightErrors: [SystemVerification, CoreDNSUnsupportedPlugins, CoreDNSMigration]
+node:
+  ignorePreflightErrors: [SystemVerification]
+EOF
   local kubeconfig="$CLUSTERS/$name.kubeconfig"
   cp /etc/kubernetes/admin.conf "$kubeconfig"
   real_start kube-proxy "$REAL/kube-proxy.log" "$REAL/bin/kube-proxy" --config "$REAL/kube-proxy.yaml"
@@ -345,11 +466,11 @@ real_up() { # name workers
   {
     for i in $(seq 1 "$workers"); do
       echo "---"
-      node_manifest "$name-node-$(printf '%010x' $(( 0x18c2f3a900 + i )))" node "$K8S_VERSION"
+      node_manifest "$name-node-$(printf '%010x' $(( 0x18c2f3a900 + i )))" node "$REAL_CONTROL_PLANE_VERSION"
     done
   } | { [ "$workers" -gt 0 ] && kubectl --kubeconfig "$kubeconfig" apply -f - >&2 || cat >/dev/null; }
   kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=120s >&2
-  say "real node $node is up (kubeadm $K8S_VERSION, containerd, kubelet $REAL_NODE_VERSION) with $workers KWOK workers"
+  say "real node $node is up (kubeadm $REAL_CONTROL_PLANE_VERSION, containerd, kubelet $REAL_NODE_VERSION) with $workers KWOK workers"
   echo "$kubeconfig"
 }
 
@@ -387,8 +508,17 @@ real_down() {
   done
   say "unmounting and restoring the host"
   local mp
-  for mp in $(awk '{print $5}' /proc/self/mountinfo | grep -E "^($REAL/|/var/lib/kubelet|/run/netns/|/var/run/netns/)" | LC_ALL=C sort -r); do
+  for mp in $(awk '{print $5}' /proc/self/mountinfo | grep -E "^($REAL/|/var/lib/kubelet|/run/netns/|/var/run/netns/|$REAL_ISO_MOUNT\$)" | LC_ALL=C sort -r); do
     umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || true
+  done
+  # FUSE daemons of ISO mounts (they end with their mount; one whose mount is gone is ended here).
+  for pid in $(pgrep -x fuseiso 2>/dev/null); do
+    case "$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" || true)" in *" $REAL_ISO_MOUNT "*) kill "$pid" 2>/dev/null || true ;; esac
+  done
+  # Binaries ISOs still attached (a test that stopped between attachIso and detachIso).
+  local dev
+  for dev in $(losetup --list --noheadings -O NAME,BACK-FILE 2>/dev/null | awk -v isos="$REAL_ISOS/" 'index($2, isos) == 1 {print $1}'); do
+    losetup -d "$dev" 2>/dev/null || true
   done
   # Only the bed's own links: its bridge and the pods' veths (which go with their namespaces).
   local link
@@ -436,4 +566,84 @@ real_restore_sysctls() {
   while IFS= read -r line; do
     sysctl -q -w "${line%% = *}=${line#* = }" >/dev/null 2>&1 || true
   done < <(comm -23 "$REAL/host-before/sysctl" <(sysctl -a 2>/dev/null | grep -vE "$REAL_VOLATILE_SYSCTLS" | LC_ALL=C sort))
+}
+
+# A CKS binaries ISO for VERSION, laid out as Apache CloudStack's
+# scripts/util/create-kubernetes-binaries-iso.sh lays it out (what addKubernetesSupportedVersion
+# registers and attachIso gives a node): k8s/ kubeadm, kubelet, kubectl; docker/ one archive per
+# image `kubeadm config images list` names, as <name:tag>.tar; cni/ the CNI plugins; cri-tools/
+# crictl; kubelet.service and 10-kubeadm.conf with /opt/bin; network.yaml and dashboard.yaml.
+# Built offline: the binaries from the Go module proxy (build-node --control-plane), the images
+# from them (real_control_plane_images), CNI from Debian; then `mkisofs -J -R -l`, here xorriso's.
+# The bed's cluster runs no CoreDNS and no kube-proxy DaemonSet, and needs no network or dashboard
+# manifests: their images are left out and the two manifests are empty.
+# OMIT (e.g. k8s/kubeadm) leaves one file out, for a test of a broken ISO. Prints the ISO's path.
+real_binaries_iso() { # version [omit]
+  local version=$1 omit=${2:-} bin out stage image ref
+  command -v xorriso >/dev/null || { echo "testbed: a binaries ISO needs xorriso: apt-get install xorriso" >&2; exit 1; }
+  bin=$(K8S_VERSION=$version "$0" bin)
+  if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kubelet" ] || [ ! -x "$bin/kubectl" ]; then
+    K8S_VERSION=$version "$0" build-node --control-plane >&2
+  fi
+  out="$REAL_ISOS/setup-$version${omit:+-without-${omit//\//-}}.iso"
+  if [ -f "$out" ]; then echo "$out"; return 0; fi
+  say "building the binaries ISO of $version${omit:+ without $omit}"
+  mkdir -p "$REAL_ISOS"
+  stage=$(mktemp -d)
+  mkdir -p "$stage/iso/k8s" "$stage/iso/docker" "$stage/iso/cni" "$stage/iso/cri-tools"
+  # Not executable, as on CloudStack's ISOs: its script downloads them with curl (0644) and gives
+  # kubeadm back the permissions it was downloaded with; the node script makes them executable.
+  for b in kubeadm kubelet kubectl; do install -m 0644 "$bin/$b" "$stage/iso/k8s/$b"; done
+  real_control_plane_images "$version" "$bin" "$stage/images"
+  for image in "$stage"/images/*.docker.tar; do
+    ref=$(cat "${image%.docker.tar}.ref")
+    mv "$image" "$stage/iso/docker/${ref##*/}.tar"
+  done
+  tar -C /usr/lib/cni -czf "$stage/iso/cni/cni-plugins-amd64.tgz" .
+  tar -C "$(dirname "$(real_crictl)")" -czf "$stage/iso/cri-tools/crictl-linux-amd64.tar.gz" crictl
+  cat > "$stage/iso/kubelet.service" <<'EOF'
+[Unit]
+Description=kubelet: The Kubernetes Node Agent
+Documentation=https://kubernetes.io/docs/
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+ExecStart=/opt/bin/kubelet
+Restart=always
+StartLimitInterval=0
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+EOF
+  cat > "$stage/iso/10-kubeadm.conf" <<'EOF'
+[Service]
+Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
+Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
+EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=
+ExecStart=/opt/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
+EOF
+  printf '# The test bed needs no network addon (a bridge CNI on the host).\n' > "$stage/iso/network.yaml"
+  printf '# The test bed installs no dashboard.\n' > "$stage/iso/dashboard.yaml"
+  [ -z "$omit" ] || rm -f "$stage/iso/$omit"
+  xorriso -as mkisofs -quiet -o "$out.tmp" -J -R -l "$stage/iso" >&2
+  mv "$out.tmp" "$out"
+  rm -rf "$stage"
+  say "$out: $(du -h "$out" | cut -f1)"
+  echo "$out"
+}
+
+# crictl for the ISO's cri-tools/, built once from its Go module.
+real_crictl() {
+  local dir="$CACHE_ROOT/tools/crictl-$CRICTL_VERSION"
+  if [ ! -x "$dir/crictl" ]; then
+    say "building crictl $CRICTL_VERSION"
+    mkdir -p "$dir"
+    GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION" >&2
+    mv "$dir/.gobin/crictl" "$dir/crictl"
+  fi
+  echo "$dir/crictl"
 }

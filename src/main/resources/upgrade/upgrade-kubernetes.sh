@@ -12,7 +12,21 @@
 #   isFirstControl  true on the first control-plane node: `kubeadm upgrade apply`; else `kubeadm upgrade node`
 #   isOld           true for clusters set up before kubeadm had `upgrade node` (< 1.15): `upgrade node config`
 #   ejectIso        true to eject the ISO from the guest when done (the operator detaches it through the API)
+#
+# Where it differs from CKS's script, and why:
+# - it fails (and says why) when no binaries ISO is found, where CKS's goes on without one and ends 0;
+# - images go to containerd's k8s.io namespace, the one the kubelet and kubeadm use (CKS's `ctr image
+#   import` uses ctr's default namespace, so on an offline node kubeadm cannot find them);
+# - `kubeadm upgrade apply` runs once: CKS's runs it a second time with CoreDNSUnsupportedPlugins
+#   ignored after any failure, so a failed apply could be half-repeated with a check switched off;
+# - the ISO's network.yaml and dashboard.yaml are not applied: they are CKS's addons, upgraded by
+#   CloudStack's own upgrade, and the node has no kubeconfig for kubectl to apply them with.
 set -eu
+
+# The script runs with the Job container's environment: PATH is the image's, not the host's.
+# /opt/bin first: that is where CKS installs kubeadm, kubelet and kubectl.
+PATH=/opt/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
 
 VERSION="${1:?version}"
 VERSION="${VERSION#v}"
@@ -21,25 +35,51 @@ IS_OLD="${3:-false}"
 EJECT_ISO="${4:-false}"
 MOUNT_DIR=/mnt/k8sdisk
 BIN_DIR=/opt/bin
+# As CKS's script: wait up to 10 × 5 s for the ISO to show up in the guest.
+ISO_ATTEMPTS=10
+ISO_ATTEMPT_SLEEP=5
 
 log() { echo "$(date -u +%H:%M:%S) $*"; }
 
-# CloudStack attaches the ISO as the VM's CD-ROM; find it by its filesystem type, as CKS does,
-# and fall back to the usual device name.
-device=$(blkid -o device -t TYPE=iso9660 2>/dev/null | head -n1 || true)
-[ -n "$device" ] || device=/dev/cdrom
-mkdir -p "$MOUNT_DIR"
-if ! mountpoint -q "$MOUNT_DIR"; then
-  log "mounting $device on $MOUNT_DIR"
-  mount -o ro "$device" "$MOUNT_DIR"
+# A mount left by an earlier run that was killed holds whatever ISO was attached then (or nothing,
+# once that ISO was detached): not used. Read from mountinfo, since a dead mount cannot be stat'ed.
+if awk -v dir="$MOUNT_DIR" '$5 == dir {found = 1} END {exit !found}' /proc/self/mountinfo; then
+  log "unmounting $MOUNT_DIR, left mounted by an earlier run"
+  umount "$MOUNT_DIR" || umount -l "$MOUNT_DIR"
 fi
+
+# CloudStack attaches the ISO as the VM's CD-ROM. As CKS's script does, look at every device with
+# an ISO 9660 filesystem and keep the first one that holds the binaries. blkid reads the devices
+# themselves (-c /dev/null): its cache can name a device that has gone or holds another ISO now.
+device=""
+attempt=1
+mkdir -p "$MOUNT_DIR"
+while [ -z "$device" ]; do
+  for candidate in $(blkid -c /dev/null -o device -t TYPE=iso9660 2>/dev/null || true); do
+    if mount -o ro "$candidate" "$MOUNT_DIR" 2>/dev/null; then
+      if [ -d "$MOUNT_DIR/k8s" ]; then device=$candidate; break; fi
+      umount "$MOUNT_DIR"
+    fi
+  done
+  [ -z "$device" ] || break
+  if [ "$attempt" -ge "$ISO_ATTEMPTS" ]; then
+    rmdir "$MOUNT_DIR" 2>/dev/null || true
+    echo "no binaries ISO found: no device with an ISO 9660 filesystem holding k8s/ after $ISO_ATTEMPTS attempts; is the version's ISO attached to this node's VM?" >&2
+    exit 2
+  fi
+  log "waiting for the binaries ISO (attempt $attempt of $ISO_ATTEMPTS)"
+  sleep "$ISO_ATTEMPT_SLEEP"
+  attempt=$((attempt + 1))
+done
+log "mounted $device on $MOUNT_DIR"
 cleanup() {
-  umount "$MOUNT_DIR" 2>/dev/null || true
+  umount "$MOUNT_DIR" 2>/dev/null && rmdir "$MOUNT_DIR" 2>/dev/null || true
   if [ "$EJECT_ISO" = true ]; then eject "$device" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 
-[ -x "$MOUNT_DIR/k8s/kubeadm" ] || { echo "the ISO on $device has no k8s/kubeadm: is it the binaries ISO of $VERSION?" >&2; exit 2; }
+# Not -x: CloudStack's ISO build leaves the binaries as downloaded (0644); they are made executable when installed.
+[ -f "$MOUNT_DIR/k8s/kubeadm" ] || { echo "the ISO on $device has no k8s/kubeadm: is it the binaries ISO of $VERSION?" >&2; exit 2; }
 
 # Images first, so kubeadm finds them locally on a node without registry access.
 if [ -d "$MOUNT_DIR/docker" ]; then
@@ -52,21 +92,41 @@ fi
 
 mkdir -p "$BIN_DIR"
 install -m 0755 "$MOUNT_DIR/k8s/kubeadm" "$BIN_DIR/kubeadm"
-export PATH="$BIN_DIR:$PATH"
+# CNI plugins and crictl of the version, where CKS installs them.
+for archive in "$MOUNT_DIR"/cni/cni-plugins-*64.tgz; do
+  [ -e "$archive" ] || continue
+  mkdir -p /opt/cni/bin
+  tar -xzf "$archive" -C /opt/cni/bin
+done
+for archive in "$MOUNT_DIR"/cri-tools/crictl-linux-*64.tar.gz; do
+  [ -e "$archive" ] || continue
+  tar -xzf "$archive" -C "$BIN_DIR"
+done
+
+# The node's own settings for kubeadm's upgrades, if its admin wrote them: a kubeadm
+# UpgradeConfiguration (e.g. apply.ignorePreflightErrors for a check that cannot pass on this node).
+# kubeadm keeps no such settings in the cluster, and CKS's script passes none.
+UPGRADE_CONFIG=/etc/kubernetes/kubeadm-upgrade.yaml
+set --
+if [ -f "$UPGRADE_CONFIG" ]; then
+  log "using the node's kubeadm UpgradeConfiguration $UPGRADE_CONFIG"
+  set -- --config "$UPGRADE_CONFIG"
+fi
 
 if [ "$IS_FIRST_CONTROL" = true ]; then
   log "kubeadm upgrade apply v$VERSION"
-  kubeadm upgrade apply "v$VERSION" --yes
+  kubeadm upgrade apply "v$VERSION" --yes "$@"
 elif [ "$IS_OLD" = true ]; then
   log "kubeadm upgrade node config"
   kubeadm upgrade node config --kubelet-version "v$VERSION"
 else
   log "kubeadm upgrade node"
-  kubeadm upgrade node
+  kubeadm upgrade node "$@"
 fi
 
 # kubelet and kubectl are replaced only after kubeadm succeeded, with kubelet stopped, so the node
-# never runs a kubelet newer than its control plane allows.
+# never runs a kubelet newer than its control plane allows. install replaces the file (a running
+# binary cannot be written to: "Text file busy").
 log "replacing kubelet and kubectl"
 systemctl stop kubelet
 install -m 0755 "$MOUNT_DIR/k8s/kubelet" "$BIN_DIR/kubelet"

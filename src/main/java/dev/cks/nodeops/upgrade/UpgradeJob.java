@@ -20,7 +20,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
  * still runs it), shares the host's PID namespace and mounts the host's root at /host, and tolerates
  * every taint (control-plane, unschedulable, NoExecute of a node that goes NotReady mid-upgrade).
  * The script it runs is copied from a ConfigMap into the host's filesystem and run with
- * `nsenter -t 1 -m -u -i -n -p`, i.e. in the mount, UTS, IPC, network and PID namespaces of the host's
+ * `nsenter -t 1 -m -u -i -n -p -- /bin/sh`, i.e. in the mount, UTS, IPC, network and PID namespaces of the host's
  * init: there `kubeadm`, `systemctl restart kubelet`, the container runtime's socket and the ISO's
  * block device are the host's own. A chroot into /host would not do: a mount made by the script (the
  * ISO) would stay inside the container's mount namespace, and systemd would not see a host process.
@@ -151,7 +151,9 @@ public final class UpgradeJob {
                 .append("  rm -f ").append(paths.hostRoot()).append(hostScript).append("\n")
                 .append("  exit 1\n")
                 .append("fi\n");
-        return text.append("exec nsenter -t 1 -m -u -i -n -p -- sh ").append(hostScript).append(" \"$@\"\n").toString();
+        // The host's shell by its path: an nsenter that prefers its own applets (busybox built with
+        // FEATURE_PREFER_APPLETS) would run a bare `sh` as its own shell, with its own mount, blkid, ...
+        return text.append("exec nsenter -t 1 -m -u -i -n -p -- /bin/sh ").append(hostScript).append(" \"$@\"\n").toString();
     }
 
     /**

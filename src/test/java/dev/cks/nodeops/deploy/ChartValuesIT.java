@@ -66,7 +66,11 @@ class ChartValuesIT {
                 "--set", "priorityClassName=system-cluster-critical", "--set", "logFormat=json",
                 "--set", "topologySpreadConstraints[0].maxSkew=1", "--set", "topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone",
                 "--set", "topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway",
-                "--set", "livenessProbe.periodSeconds=30", "--set", "readinessProbe.failureThreshold=6");
+                "--set", "livenessProbe.periodSeconds=30", "--set", "readinessProbe.failureThreshold=6",
+                "--set", "jvmOptions=-XX:MaxRAMPercentage=40");
+        assertThat(deployment).containsPattern("name: JDK_JAVA_OPTIONS\\s+value: \"-XX:MaxRAMPercentage=40\"");
+        assertThat(rendered("r", "--show-only", "templates/deployment.yaml")).as("the image's JVM defaults apply unless jvmOptions is set")
+                .doesNotContain("JDK_JAVA_OPTIONS");
         assertThat(deployment).contains("team: ops", "tier: infra", "name: QUARKUS_LOG_CATEGORY__DEV_CKS__LEVEL", "value: DEBUG",
                 "priorityClassName: \"system-cluster-critical\"", "topologyKey: topology.kubernetes.io/zone", "periodSeconds: 30", "failureThreshold: 6");
         assertThat(deployment).containsPattern("name: QUARKUS_LOG_CONSOLE_JSON_ENABLED\\s+value: \"true\"");

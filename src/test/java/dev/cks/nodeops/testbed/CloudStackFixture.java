@@ -9,6 +9,7 @@ import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
 import dev.cks.nodeops.cloudstack.simulator.NodeRole;
 import dev.cks.nodeops.cloudstack.simulator.Owner;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
+import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
 import dev.cks.nodeops.nodes.VersionMatch;
 import io.fabric8.kubernetes.api.model.Node;
@@ -26,21 +27,24 @@ public final class CloudStackFixture implements AutoCloseable {
     private final CloudStackSimulator simulator;
     private final SimulatedCluster cluster;
     private final String secretName;
+    private final SimulatedVersion supportedVersion;
     private final Map<String, String> vmIdsByNode = new LinkedHashMap<>();
 
-    private CloudStackFixture(TestBed bed, CloudStackSimulator simulator, SimulatedCluster cluster, String secretName) {
+    private CloudStackFixture(TestBed bed, CloudStackSimulator simulator, SimulatedCluster cluster, String secretName,
+            SimulatedVersion supportedVersion) {
         this.bed = bed;
         this.simulator = simulator;
         this.cluster = cluster;
         this.secretName = secretName;
+        this.supportedVersion = supportedVersion;
     }
 
     /** A CloudManaged cluster named `clusterName` whose VM map holds one VM per node, named as the node. */
     public static CloudStackFixture forNodes(TestBed bed, String clusterName, String clusterType, List<Node> nodes) {
         CloudStackSimulator simulator = CloudStackSimulator.start(bed.simulatorAddress(), 0, java.time.Clock.systemUTC());
-        String versionId = simulator.addSupportedVersion("1.35.4").id();
-        SimulatedCluster cluster = simulator.addCluster(clusterName, Owner.of(simulator.defaultAccount()), clusterType, versionId);
-        CloudStackFixture fixture = new CloudStackFixture(bed, simulator, cluster, "cloudstack-" + clusterName);
+        SimulatedVersion version = simulator.addSupportedVersion("1.35.4");
+        SimulatedCluster cluster = simulator.addCluster(clusterName, Owner.of(simulator.defaultAccount()), clusterType, version.id());
+        CloudStackFixture fixture = new CloudStackFixture(bed, simulator, cluster, "cloudstack-" + clusterName, version);
         for (Node node : nodes) {
             fixture.addNodeVm(node);
         }
@@ -93,6 +97,11 @@ public final class CloudStackFixture implements AutoCloseable {
 
     public SimulatedCluster cluster() {
         return cluster;
+    }
+
+    /** The Kubernetes supported version 1.35.4 (with its binaries ISO) the fixture registers. */
+    public SimulatedVersion supportedVersion() {
+        return supportedVersion;
     }
 
     public String vmId(String nodeName) {

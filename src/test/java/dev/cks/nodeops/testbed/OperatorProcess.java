@@ -33,13 +33,15 @@ public final class OperatorProcess implements AutoCloseable {
             "cks.leader-election.renew-deadline-seconds", "20", "cks.leader-election.retry-period-seconds", "2");
 
     private final Process process;
+    private final ProcessBuilder builder;
     private final Path log;
     /** Where this process's output starts in the log, which earlier processes of the same name appended to. */
     private final long logStart;
     private final int httpPort;
 
-    private OperatorProcess(Process process, Path log, long logStart, int httpPort) {
+    private OperatorProcess(Process process, ProcessBuilder builder, Path log, long logStart, int httpPort) {
         this.process = process;
+        this.builder = builder;
         this.log = log;
         this.logStart = logStart;
         this.httpPort = httpPort;
@@ -81,7 +83,7 @@ public final class OperatorProcess implements AutoCloseable {
             Process process = builder.start();
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-            OperatorProcess operator = new OperatorProcess(process, log, logStart, port);
+            OperatorProcess operator = new OperatorProcess(process, builder, log, logStart, port);
             try {
                 operator.awaitReady(Duration.ofSeconds(60));
             } catch (RuntimeException notReady) {
@@ -134,6 +136,28 @@ public final class OperatorProcess implements AutoCloseable {
         } catch (IOException e) {
             return "(no log: " + e.getMessage() + ")";
         }
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** The exit code of a process that ended. */
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /**
+     * The same command started again after this process ended, as the kubelet restarts a Deployment's
+     * container: without waiting for readiness. Its {@link #output()} includes this process's.
+     */
+    public OperatorProcess restarted() throws IOException {
+        if (process.isAlive()) {
+            throw new IllegalStateException("the operator process still runs");
+        }
+        Process next = builder.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(next::destroyForcibly));
+        return new OperatorProcess(next, builder, log, logStart, httpPort);
     }
 
     public Path log() {

@@ -82,36 +82,65 @@ public final class TestBed implements AutoCloseable {
 
     /**
      * The real-mode bed: a kubeadm control-plane node on this machine (containerd, runc, a real
-     * kubelet at {@link #REAL_NODE_VERSION}) with 2 KWOK workers; needs root. Torn down (and the host
-     * checked) by {@link #closeSharedReal()} or at the end of the JVM.
+     * kubelet) with 2 KWOK workers; needs root. The one running now, or one with the bed's control
+     * plane and a kubelet at {@link #REAL_NODE_VERSION}. Torn down (and the host checked) by
+     * {@link #closeSharedReal()} or at the end of the JVM.
      */
     public static synchronized TestBed sharedReal() {
         if (realStartFailure != null) {
             throw realStartFailure;
         }
         if (sharedReal == null) {
-            try {
-                Path root = locateProjectRoot();
-                Path log = root.resolve("target/testbed-real.log");
-                Files.createDirectories(log.getParent());
-                System.out.println("[testbed] starting a real kubeadm node with hack/testbed.sh up --real " + CLUSTER + " 2 (log: " + log + ")");
-                String out = run(root, log, Duration.ofMinutes(60), Map.of("REAL_NODE_VERSION", REAL_NODE_VERSION),
-                        "bash", "hack/testbed.sh", "up", "--real", CLUSTER, "2");
-                Map<String, String> info = new java.util.LinkedHashMap<>();
-                run(root, log, Duration.ofMinutes(1), Map.of(), "bash", "hack/testbed.sh", "real-info").lines()
-                        .map(line -> line.split("=", 2)).forEach(kv -> info.put(kv[0], kv[1]));
-                sharedReal = new TestBed(root, Path.of(out.strip().lines().reduce((a, b) -> b).orElseThrow()), Map.copyOf(info));
-                Runtime.getRuntime().addShutdownHook(new Thread(sharedReal::close));
-                System.out.println("[testbed] real node " + info.get("node") + " (kubelet " + info.get("kubeletVersion") + ") at "
-                        + sharedReal.client.getMasterUrl());
-            } catch (Exception e) {
-                realStartFailure = new IllegalStateException("The real test node (kubeadm, containerd, a kubelet on this machine) could not be started, "
-                        + "so this test cannot run. Cause: " + e.getMessage() + ". It needs root and the Debian packages named by "
-                        + "`hack/testbed.sh up --real`; see target/testbed-real.log.", e);
-                throw realStartFailure;
-            }
+            startReal(null, REAL_NODE_VERSION);
         }
         return sharedReal;
+    }
+
+    /**
+     * A new real-mode bed whose node starts with kubeadm and the control plane at controlPlaneVersion
+     * and the kubelet at kubeletVersion (a test that upgrades the node needs one nobody upgraded). The
+     * running one is torn down first, and its teardown must leave the host as it was.
+     */
+    public static synchronized TestBed freshReal(String controlPlaneVersion, String kubeletVersion) {
+        if (sharedReal != null) {
+            try {
+                closeSharedReal();
+            } catch (IOException e) {
+                throw new IllegalStateException("the previous real node's teardown failed, so no new one is started: " + e.getMessage(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        realStartFailure = null;
+        startReal(controlPlaneVersion, kubeletVersion);
+        return sharedReal;
+    }
+
+    private static void startReal(String controlPlaneVersion, String kubeletVersion) {
+        try {
+            Path root = locateProjectRoot();
+            Path log = root.resolve("target/testbed-real.log");
+            Files.createDirectories(log.getParent());
+            Map<String, String> env = new java.util.HashMap<>(Map.of("REAL_NODE_VERSION", kubeletVersion));
+            if (controlPlaneVersion != null) {
+                env.put("REAL_CONTROL_PLANE_VERSION", controlPlaneVersion);
+            }
+            System.out.println("[testbed] starting a real kubeadm node with " + env + " hack/testbed.sh up --real " + CLUSTER + " 2 (log: " + log + ")");
+            String out = run(root, log, Duration.ofMinutes(60), env, "bash", "hack/testbed.sh", "up", "--real", CLUSTER, "2");
+            Map<String, String> info = new java.util.LinkedHashMap<>();
+            run(root, log, Duration.ofMinutes(1), Map.of(), "bash", "hack/testbed.sh", "real-info").lines()
+                    .map(line -> line.split("=", 2)).forEach(kv -> info.put(kv[0], kv[1]));
+            sharedReal = new TestBed(root, Path.of(out.strip().lines().reduce((a, b) -> b).orElseThrow()), Map.copyOf(info));
+            Runtime.getRuntime().addShutdownHook(new Thread(sharedReal::close));
+            System.out.println("[testbed] real node " + info.get("node") + " (kubelet " + info.get("kubeletVersion") + ") at "
+                    + sharedReal.client.getMasterUrl());
+        } catch (Exception e) {
+            realStartFailure = new IllegalStateException("The real test node (kubeadm, containerd, a kubelet on this machine) could not be started, "
+                    + "so this test cannot run. Cause: " + e.getMessage() + ". It needs root and the Debian packages named by "
+                    + "`hack/testbed.sh up --real`; see target/testbed-real.log.", e);
+            throw realStartFailure;
+        }
     }
 
     /**
@@ -122,6 +151,7 @@ public final class TestBed implements AutoCloseable {
         TestBed bed = sharedReal();
         bed.closed = true;
         bed.client.close();
+        sharedReal = null;
         return run(bed.projectRoot, null, Duration.ofMinutes(5), Map.of(), "bash", "hack/testbed.sh", "down", "--real");
     }
 
@@ -174,7 +204,8 @@ public final class TestBed implements AutoCloseable {
         return root;
     }
 
-    private void installCrds() throws IOException {
+    /** Applies the project's CRDs (deploy/crds) and waits until they are served. */
+    public void installCrds() throws IOException {
         try (var files = Files.list(projectRoot.resolve("deploy/crds"))) {
             for (Path file : files.filter(f -> f.toString().endsWith(".yml")).sorted().toList()) {
                 CustomResourceDefinition crd = client.getKubernetesSerialization()
@@ -298,6 +329,20 @@ public final class TestBed implements AutoCloseable {
             }
         }
         throw new IllegalStateException("the API server was not ready 2 minutes after " + component + " started again");
+    }
+
+    /** Runs `hack/testbed.sh ARGS` (its progress goes to target/testbed-real.log); returns what it prints. */
+    public String testbed(Duration timeout, String... args) {
+        List<String> command = new ArrayList<>(List.of("bash", "hack/testbed.sh"));
+        command.addAll(List.of(args));
+        try {
+            return run(projectRoot, projectRoot.resolve("target/testbed-real.log"), timeout, Map.of(), command.toArray(String[]::new));
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Where hack/testbed.sh keeps kubectl, helm and the control-plane binaries. */

@@ -31,7 +31,7 @@ class UpgradeJobLauncherTest {
 
         assertThat(result.exitCode()).as(result.output()).isZero();
         assertThat(Files.readString(root.resolve("nsenter.args")).strip())
-                .isEqualTo("-t 1 -m -u -i -n -p -- sh " + UpgradeJob.HOST_DIR + "/" + JOB + ".sh v1.33.4 node");
+                .isEqualTo("-t 1 -m -u -i -n -p -- /bin/sh " + UpgradeJob.HOST_DIR + "/" + JOB + ".sh v1.33.4 node");
         assertThat(root.resolve("host" + UpgradeJob.HOST_DIR + "/" + JOB + ".sh")).hasContent(SCRIPT.strip());
     }
 

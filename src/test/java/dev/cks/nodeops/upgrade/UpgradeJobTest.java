@@ -41,7 +41,7 @@ class UpgradeJobTest {
             assertThat(v.getConfigMap().getName()).isEqualTo("kubeadm-upgrade");
             assertThat(v.getConfigMap().getItems().get(0).getKey()).isEqualTo("upgrade.sh");
         });
-        assertThat(String.join(" ", container.getCommand())).contains("nsenter -t 1 -m -u -i -n -p -- sh /var/lib/cks-node-operator/")
+        assertThat(String.join(" ", container.getCommand())).contains("nsenter -t 1 -m -u -i -n -p -- /bin/sh /var/lib/cks-node-operator/")
                 .endsWith("v1.33.4 node");
     }
 

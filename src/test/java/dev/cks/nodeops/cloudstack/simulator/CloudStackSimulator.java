@@ -99,6 +99,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final SimulatedAccount defaultAccount;
     private volatile JobOutcome defaultJobOutcome = JobOutcome.succeedsAfterPolls(1);
     private volatile String cloudStackVersion = "4.21.0.0";
+    private volatile IsoDrive isoDrive = IsoDrive.NONE;
 
     private static final class SimulatedJob {
         final String id;
@@ -213,6 +214,11 @@ public final class CloudStackSimulator implements AutoCloseable {
         } else {
             userExpungeAllowedByApiKey.remove(account.apiKey());
         }
+    }
+
+    /** Where attachIso and detachIso put the ISO of a Running VM besides the record (see {@link IsoDrive}). */
+    public void useIsoDrive(IsoDrive drive) {
+        this.isoDrive = drive;
     }
 
     /** What listCapabilities reports as cloudstackversion; null hides it (expose.cloudstack.version.api.list.capabilities=false). */
@@ -1060,7 +1066,10 @@ public final class CloudStackSimulator implements AutoCloseable {
         return startJob(command, caller, null, null, () -> {
             checkMayOperate(vm.owner(), caller);
             requireRunningOrStopped(vm);
-            return new JobWork(() -> vm.setIsoId(isoId), () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
+            return new JobWork(() -> {
+                onHypervisor(vm, () -> isoDrive.insert(vm.id(), isoId), "Failed to attach ISO");
+                vm.setIsoId(isoId);
+            }, () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
         });
     }
 
@@ -1078,8 +1087,28 @@ public final class CloudStackSimulator implements AutoCloseable {
                 throw jobParamError(NO_ISO_ATTACHED);
             }
             requireRunningOrStopped(vm);
-            return new JobWork(() -> vm.setIsoId(null), () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
+            return new JobWork(() -> {
+                onHypervisor(vm, () -> isoDrive.eject(vm.id()), "Failed to detach ISO");
+                vm.setIsoId(null);
+            }, () -> wrap("virtualmachine", vmJson(vm, Set.of("all"), caller)), () -> { });
         });
+    }
+
+    /**
+     * TemplateManagerImpl.attachISOToVM: only a Running VM's host is sent the command; when it fails,
+     * attachIso/detachIso throw a CloudRuntimeException (errorcode 530) and the record stays as it was.
+     */
+    private static void onHypervisor(SimulatedVm vm, Runnable command, String failure) {
+        if (!"Running".equals(vm.state())) {
+            return;
+        }
+        try {
+            command.run();
+        } catch (RuntimeException e) {
+            // The management server's log says why; the job says only this.
+            System.err.println("[cloudstack-simulator] " + failure + " on VM " + vm.id() + ": " + e.getMessage());
+            throw jobInternalError(failure);
+        }
     }
 
     /** TemplateManagerImpl.detachIso's text for a VM without an ISO. */

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The operator idle beside many Nodes: memory, CPU and time to ready, with the image's JVM defaults
+# ("new") and the JVM's own defaults the image had before ("old"), alternating run by run.
+#
+#   ./mvnw package -DskipTests && hack/image.sh && hack/benchmark-idle.sh [NODES] [RUNS]
+#
+# Brings up a test bed named cksidle with NODES KWOK workers (default 1000), runs the operator from
+# the image's own Java runtime and jar (target/image/) as the image's entrypoint does, with
+# -XX:MaxRAM set to the chart's memory limit (what the JVM sees in that container), lets it idle for
+# 60 s after ready, and prints one line per run: time to ready, RSS, heap in use, heap after the last
+# collection, CPU seconds (start included). The bed is torn down at the end.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+nodes=${1:-1000}
+runs=${2:-2}
+name=cksidle
+java="$root/target/image/runtime/opt/java/bin/java"
+jar="$root/target/quarkus-app/quarkus-run.jar"
+limit=$(sed -n 's/^  limits: {memory: \([0-9]*\)Mi}$/\1/p' "$root/deploy/helm/cks-node-operator/values.yaml")
+image_options=$(sed -n 's/^java_options="\(.*\)"$/\1/p' "$root/hack/image.sh")
+[ -x "$java" ] && [ -f "$jar" ] || { echo "build first: ./mvnw package -DskipTests && hack/image.sh" >&2; exit 1; }
+[ -n "$limit" ] || { echo "cannot read the chart's memory limit from values.yaml" >&2; exit 1; }
+
+kubeconfig=$("$root/hack/testbed.sh" up "$name" "$nodes" | tail -1)
+trap '"$root/hack/testbed.sh" down "$name" >/dev/null 2>&1 || true' EXIT
+export KUBECONFIG="$kubeconfig"
+kubectl apply -f "$root/deploy/crds/" >/dev/null
+kubectl create namespace cks-node-operator >/dev/null 2>&1 || true
+
+# heap in use and heap after the last collection, in MiB, from the operator's Prometheus metrics
+heap_figures() {
+  python3 -c '
+import re, sys
+used = after = 0.0
+for line in sys.stdin:
+    m = re.match(r"jvm_memory_used_bytes\{area=\"heap\".*\} (\S+)", line)
+    if m: used += float(m.group(1))
+    m = re.match(r"jvm_gc_live_data_size_bytes\S* (\S+)", line)
+    if m: after = float(m.group(1))
+print("heap_used=%.0fMiB live_after_gc=%.0fMiB" % (used / 2**20, after / 2**20))'
+}
+
+measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
+  local label=$1 options=$2 arenas=$3 port=$((20000 + RANDOM % 10000))
+  kubectl -n cks-node-operator delete lease --all >/dev/null 2>&1 || true # no wait for the last run's Lease
+  local start; start=$(date +%s%N)
+  env ${arenas:+MALLOC_ARENA_MAX=$arenas} JDK_JAVA_OPTIONS="$options" "$java" -XX:MaxRAM=${limit}m -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
+    -Dquarkus.http.port=$port -Dcks.namespace=cks-node-operator -Dquarkus.log.level=WARN -jar "$jar" \
+    > "$root/target/benchmark-idle-$label.log" 2>&1 &
+  local pid=$!
+  until curl -sf "localhost:$port/q/health/ready" >/dev/null 2>&1; do
+    kill -0 $pid 2>/dev/null || { echo "$label: the operator exited, see target/benchmark-idle-$label.log" >&2; return 1; }
+    sleep 0.2
+  done
+  local ready=$(( ($(date +%s%N) - start) / 1000000 ))
+  sleep 60
+  local rss cpu
+  rss=$(awk '/VmRSS/ {print int($2/1024)}' /proc/$pid/status)
+  cpu=$(awk '{printf "%.1f", ($14+$15)/100}' /proc/$pid/stat)
+  echo "$label nodes=$nodes ready=${ready}ms rss=${rss}MiB $(curl -s "localhost:$port/q/metrics" | heap_figures) cpu=${cpu}s load=$(cut -d' ' -f1-3 /proc/loadavg)"
+  kill $pid; sleep 10; kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+}
+
+for run in $(seq "$runs"); do
+  measure old "-XX:MaxRAMPercentage=75" ""
+  measure new "$image_options" 2
+done
