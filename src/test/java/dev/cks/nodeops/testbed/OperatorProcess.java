@@ -183,10 +183,6 @@ public final class OperatorProcess implements AutoCloseable {
         }
     }
 
-    public boolean isAlive() {
-        return process.isAlive();
-    }
-
     /** SIGKILL: the operator gets no chance to clean up, as when its node dies. */
     public void kill() {
         process.destroyForcibly();
