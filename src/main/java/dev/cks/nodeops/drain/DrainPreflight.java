@@ -1,5 +1,6 @@
 package dev.cks.nodeops.drain;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -7,9 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
+import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.drain.EvictionApi.Answer;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.OwnerReference;
@@ -25,7 +25,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
  * across all nodes of the operation. Evicts and cordons nothing.
  */
 public final class DrainPreflight {
-    private static final long DRY_RUN_TIMEOUT_SECONDS = 30;
+    private static final Duration DRY_RUN_TIMEOUT = Duration.ofSeconds(30);
 
     private final KubernetesClient client;
     private final EvictionApi evictions;
@@ -38,11 +38,10 @@ public final class DrainPreflight {
     /** @throws PodSelector.InvalidSelector when the podSelector cannot be parsed */
     public PreflightPrediction.Report check(List<String> nodes, Draining draining, DrainOptions options, Instant now) throws InterruptedException {
         PodFilters filters = PodFilters.forOptions(options, now);
-        List<Pod> allPods = client.pods().inAnyNamespace().list().getItems();
-        List<Node> allNodes = client.nodes().list().getItems();
+        List<Pod> allPods = ListPages.all(client.pods().inAnyNamespace());
+        List<Node> allNodes = ListPages.all(client.nodes());
         Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();
         Map<String, List<Pod>> evictedByNode = new LinkedHashMap<>();
-        Map<String, CompletableFuture<Answer>> dryRuns = new LinkedHashMap<>();
         for (String node : nodes) {
             Map<Pod, PodVerdict> byPod = new LinkedHashMap<>();
             for (Pod pod : allPods.stream().filter(p -> p.getSpec() != null && node.equals(p.getSpec().getNodeName())).toList()) {
@@ -50,23 +49,20 @@ public final class DrainPreflight {
                 byPod.put(pod, verdict);
                 if (verdict.action() == PodVerdict.Action.EVICT && pod.getMetadata().getDeletionTimestamp() == null) {
                     evictedByNode.computeIfAbsent(node, n -> new ArrayList<>()).add(pod);
-                    dryRuns.put(PodFilters.name(pod), evictions.remove(NodeDrainer.refOf(pod), options.getGracePeriodSeconds(), true,
-                            Boolean.TRUE.equals(options.getDisableEviction())));
                 }
             }
             verdicts.put(node, byPod);
         }
         // Plain deletes (disableEviction) bypass budgets, so none can block them.
         List<PodDisruptionBudget> budgets = Boolean.TRUE.equals(options.getDisableEviction()) ? List.of()
-                : client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems();
+                : ListPages.all(client.policy().v1().podDisruptionBudget().inAnyNamespace());
         PreflightPrediction.Replacements replacements = replacements(evictedByNode, draining, allNodes, allPods);
-        try {
-            CompletableFuture.allOf(dryRuns.values().toArray(CompletableFuture[]::new)).get(DRY_RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            // Missing answers read as "no answer" and do not count as blocks.
-        }
+        // Missing answers read as "no answer" and do not count as blocks.
+        boolean disableEviction = Boolean.TRUE.equals(options.getDisableEviction());
         Map<String, Answer> answers = new LinkedHashMap<>();
-        dryRuns.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer", new ArrayList<>()))));
+        EvictionApi.each(evictedByNode.values().stream().flatMap(List::stream).toList(),
+                pod -> evictions.remove(NodeDrainer.refOf(pod), options.getGracePeriodSeconds(), true, disableEviction), DRY_RUN_TIMEOUT)
+                .forEach((pod, answer) -> answers.put(PodFilters.name(pod), answer));
         return PreflightPrediction.predict(verdicts, budgets, answers, draining, replacements);
     }
 

@@ -2,10 +2,17 @@ package dev.cks.nodeops.drain;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Status;
@@ -20,6 +27,12 @@ import io.fabric8.kubernetes.client.http.HttpRequest;
  * a 429 into `false` and drops the message that names the disruption budget.
  */
 public final class EvictionApi {
+    /**
+     * Removals (or dry runs) in flight at once: enough to empty a node quickly, and a bound on what a
+     * preflight of many nodes (every evictable pod of the cluster, with an empty nodeSelector) sends at once.
+     */
+    public static final int MAX_IN_FLIGHT = 16;
+
     /** A pod as the drain saw it; the UID makes sure a replacement with the same name is never evicted by mistake. */
     public record PodRef(String namespace, String name, String uid) {
         public String ref() {
@@ -94,6 +107,37 @@ public final class EvictionApi {
         return client.getHttpClient().sendAsync(request.build(), String.class)
                 .thenApply(response -> answer(response.code(), response.body()))
                 .exceptionally(e -> new Answer(0, Objects.toString(rootCause(e).getMessage(), rootCause(e).toString()), List.of()));
+    }
+
+    /**
+     * Sends one request per item, at most {@link #MAX_IN_FLIGHT} at a time, and collects the answers; an
+     * item whose answer has not come within {@code within} (counted from the call) reads as code 0, "no
+     * answer within …". Never throws.
+     */
+    public static <T> Map<T, Answer> each(List<T> items, Function<T, CompletableFuture<Answer>> send, Duration within) {
+        long ends = System.nanoTime() + within.toNanos();
+        // A sliding window, not batches: one slow or lost answer holds one slot, not the requests after it.
+        Semaphore slots = new Semaphore(MAX_IN_FLIGHT);
+        Map<T, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+        try {
+            for (T item : items) {
+                if (!slots.tryAcquire(Math.max(0, ends - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    break;
+                }
+                CompletableFuture<Answer> answer = send.apply(item);
+                answer.whenComplete((done, failed) -> slots.release());
+                inFlight.put(item, answer);
+            }
+            CompletableFuture.allOf(inFlight.values().toArray(CompletableFuture[]::new)).get(Math.max(0, ends - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // Each answer is collected on its own; one that is missing reads as "no answer".
+        }
+        Answer none = new Answer(0, "no answer within " + within.toSeconds() + "s", List.of());
+        Map<T, Answer> answers = new LinkedHashMap<>();
+        items.forEach(item -> answers.put(item, inFlight.containsKey(item) ? inFlight.get(item).getNow(none) : none));
+        return answers;
     }
 
     private Answer answer(int code, String body) {

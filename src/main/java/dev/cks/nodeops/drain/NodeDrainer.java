@@ -10,10 +10,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers;
@@ -46,8 +42,6 @@ public final class NodeDrainer {
     public static final Duration CHECK_TERMINATING = Duration.ofSeconds(1);
     /** How soon to look again while the drain only waits for pods annotated wait-completed, which may run for hours. */
     public static final Duration CHECK_COMPLETION = Duration.ofSeconds(5);
-    /** Evictions in flight at once; enough to empty a node quickly without flooding the API server. */
-    public static final int MAX_PARALLEL_EVICTIONS = 16;
     /**
      * Up to this many namespaces, budgets are listed namespace by namespace (each answer holds only
      * budgets that can matter); beyond it one cluster-wide list is fewer requests.
@@ -231,33 +225,8 @@ public final class NodeDrainer {
     }
 
     private Map<Pod, Answer> removeAll(List<Pod> pods, DrainOptions options, boolean dryRun) {
-        Integer grace = options.getGracePeriodSeconds();
         boolean disableEviction = Boolean.TRUE.equals(options.getDisableEviction());
-        Map<Pod, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
-        long stepEnds = System.nanoTime() + STEP_BUDGET.toNanos();
-        for (int start = 0; start < pods.size(); start += MAX_PARALLEL_EVICTIONS) {
-            List<Pod> batch = pods.subList(start, Math.min(pods.size(), start + MAX_PARALLEL_EVICTIONS));
-            List<CompletableFuture<Answer>> batchAnswers = new ArrayList<>();
-            for (Pod pod : batch) {
-                CompletableFuture<Answer> answer = evictions.remove(refOf(pod), grace, dryRun, disableEviction);
-                inFlight.put(pod, answer);
-                batchAnswers.add(answer);
-            }
-            await(CompletableFuture.allOf(batchAnswers.toArray(CompletableFuture[]::new)), stepEnds);
-        }
-        Map<Pod, Answer> answers = new LinkedHashMap<>();
-        inFlight.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer within the step's " + STEP_BUDGET.toSeconds() + "s", List.of()))));
-        return answers;
-    }
-
-    private static void await(CompletableFuture<Void> all, long endsNanos) {
-        try {
-            all.get(Math.max(0, endsNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // Each answer is collected on its own; one that is missing reads as "no answer".
-        }
+        return EvictionApi.each(pods, pod -> evictions.remove(refOf(pod), options.getGracePeriodSeconds(), dryRun, disableEviction), STEP_BUDGET);
     }
 
     /**
@@ -364,11 +333,9 @@ public final class NodeDrainer {
      * ladder's DeletePods step, which a user opted these pods into. Answers per pod, never throws.
      */
     public Map<EvictionApi.PodRef, Answer> delete(List<DrainEscalation.Deletion> deletions) {
-        Map<EvictionApi.PodRef, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
-        deletions.forEach(d -> inFlight.put(d.pod(), evictions.remove(d.pod(), d.gracePeriodSeconds(), false, true)));
-        await(CompletableFuture.allOf(inFlight.values().toArray(CompletableFuture[]::new)), System.nanoTime() + STEP_BUDGET.toNanos());
         Map<EvictionApi.PodRef, Answer> answers = new LinkedHashMap<>();
-        inFlight.forEach((pod, answer) -> answers.put(pod, answer.getNow(new Answer(0, "no answer within " + STEP_BUDGET.toSeconds() + "s", List.of()))));
+        EvictionApi.each(deletions, d -> evictions.remove(d.pod(), d.gracePeriodSeconds(), false, true), STEP_BUDGET)
+                .forEach((deletion, answer) -> answers.put(deletion.pod(), answer));
         return answers;
     }
 

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
@@ -56,7 +57,7 @@ public final class KubernetesNodeWork implements NodeWork {
 
     /** Nodes read from the API server on every call. */
     public static KubernetesNodeWork readingFromApi(KubernetesClient client, EvictionListener evictions) {
-        return new KubernetesNodeWork(client, evictions, () -> client.nodes().list().getItems(),
+        return new KubernetesNodeWork(client, evictions, () -> ListPages.all(client.nodes()),
                 name -> Optional.ofNullable(client.nodes().withName(name).get()));
     }
 
@@ -170,7 +171,7 @@ public final class KubernetesNodeWork implements NodeWork {
     public Map<String, Integer> evictablePods(DrainOptions options, Instant now) {
         PodFilters filters = PodFilters.forOptions(options, now);
         Map<String, Integer> evictable = new LinkedHashMap<>();
-        for (Pod pod : client.pods().inAnyNamespace().list().getItems()) {
+        for (Pod pod : ListPages.all(client.pods().inAnyNamespace())) {
             String node = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
             if (node != null && pod.getMetadata().getDeletionTimestamp() == null && filters.verdict(pod).action() == PodVerdict.Action.EVICT) {
                 evictable.merge(node, 1, Integer::sum);

@@ -99,4 +99,35 @@ class EvictionApiTest {
                     .hasMessageContaining("requestRetryBackoffLimit=0");
         }
     }
+
+    @Test
+    void manyRequestsGoAtMostSixteenAtATimeAndAMissingAnswerReadsAsNone() {
+        java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger mostInFlight = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ExecutorService answering = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            java.util.List<Integer> pods = java.util.stream.IntStream.range(0, 100).boxed().toList();
+            java.util.Map<Integer, Answer> answers = EvictionApi.each(pods, pod -> {
+                mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                if (pod == 42) {
+                    inFlight.decrementAndGet(); // this request's answer is lost
+                    return new java.util.concurrent.CompletableFuture<>();
+                }
+                return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    // The API server's latency: without a bound, all 100 would be in flight now.
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000_000);
+                    inFlight.decrementAndGet();
+                    return new Answer(201, "accepted", java.util.List.of());
+                }, answering);
+            }, java.time.Duration.ofSeconds(2));
+
+            assertThat(mostInFlight.get()).isEqualTo(EvictionApi.MAX_IN_FLIGHT);
+            assertThat(answers).hasSize(100);
+            assertThat(answers.get(42).code()).isZero();
+            assertThat(answers.get(42).message()).startsWith("no answer within");
+            assertThat(answers.entrySet().stream().filter(e -> e.getKey() != 42)).allMatch(e -> e.getValue().accepted());
+        } finally {
+            answering.shutdownNow();
+        }
+    }
 }

@@ -1,0 +1,33 @@
+package dev.cks.nodeops.common;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.client.dsl.Listable;
+
+/**
+ * Cluster-wide lists in pages: an unpaginated list of every pod of a large cluster is one response of
+ * tens of megabytes that the API server assembles at once and the operator holds as text and objects
+ * at the same time; pages of {@value #PAGE} keep both bounded (what client-go's pager does).
+ */
+public final class ListPages {
+    public static final long PAGE = 500;
+
+    private ListPages() {
+    }
+
+    /** Every item, page by page; an expired continue token (410) surfaces as the client's exception. */
+    public static <T extends HasMetadata> List<T> all(Listable<? extends KubernetesResourceList<T>> listable) {
+        List<T> items = new ArrayList<>();
+        String token = null;
+        do {
+            KubernetesResourceList<T> page = listable.list(new ListOptionsBuilder().withLimit(PAGE).withContinue(token).build());
+            items.addAll(page.getItems());
+            token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        } while (token != null && !token.isEmpty());
+        return items;
+    }
+}
