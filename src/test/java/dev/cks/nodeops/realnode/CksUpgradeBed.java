@@ -189,6 +189,22 @@ final class CksUpgradeBed implements AutoCloseable {
         return images;
     }
 
+    /**
+     * The control plane and the node are at {@link #TARGET}: the API server says so, and so do the static
+     * pods' manifests and the node's kubelet; the node is Ready and not cordoned.
+     */
+    void assertUpgradedToTarget() throws IOException {
+        assertThat(serverVersion()).isEqualTo(TARGET);
+        Map<String, String> images = manifestImages();
+        for (String component : List.of("kube-apiserver", "kube-controller-manager", "kube-scheduler")) {
+            assertThat(images).containsEntry(component, "registry.k8s.io/" + component + ":" + TARGET);
+        }
+        Node upgraded = client.nodes().withName(node).get();
+        assertThat(upgraded.getStatus().getNodeInfo().getKubeletVersion()).isEqualTo(TARGET);
+        assertThat(TestBed.isReady(upgraded)).as("Ready").isTrue();
+        assertThat(upgraded.getSpec().getUnschedulable()).as("uncordoned").isNotEqualTo(Boolean.TRUE);
+    }
+
     /** What the API server says its version is, asked now. */
     String serverVersion() {
         return client.getKubernetesVersion().getGitVersion();

@@ -150,16 +150,7 @@ class KubeadmUpgradeRealIT {
         assertThat(node.getFromVersion()).isEqualTo(FROM);
         assertThat(node.getVersion()).isEqualTo(TARGET);
 
-        // The control plane is at the target: the API server says so, and so do the static pods' manifests.
-        assertThat(cks.serverVersion()).isEqualTo(TARGET);
-        Map<String, String> images = CksUpgradeBed.manifestImages();
-        for (String component : List.of("kube-apiserver", "kube-controller-manager", "kube-scheduler")) {
-            assertThat(images).containsEntry(component, "registry.k8s.io/" + component + ":" + TARGET);
-        }
-        var upgraded = cks.client.nodes().withName(cks.node).get();
-        assertThat(upgraded.getStatus().getNodeInfo().getKubeletVersion()).isEqualTo(TARGET);
-        assertThat(TestBed.isReady(upgraded)).isTrue();
-        assertThat(upgraded.getSpec().getUnschedulable()).as("uncordoned").isNotEqualTo(Boolean.TRUE);
+        cks.assertUpgradedToTarget();
         assertThat(Files.isSymbolicLink(Path.of("/opt/bin/kubelet"))).as("/opt/bin/kubelet replaced by the ISO's").isFalse();
 
         // kubeadm upgrade apply ran once, in the one Job of this NodeUpgrade, and succeeded.

@@ -49,7 +49,8 @@ class OperatorInClusterRealIT {
     static final String CHART = "deploy/helm/cks-node-operator";
     static final String RELEASE = "cks-node-operator";
     static final String NAMESPACE = TestBed.OPERATOR_NAMESPACE;
-    static final String FULLNAME = RELEASE + "-cks-node-operator";
+    /** The chart names its objects after a release whose name contains the chart's, as this one does, by the release alone. */
+    static final String FULLNAME = RELEASE;
     static final String IMAGE = "cks-node-operator:0.1.0";
     static final String NEXT_TAG = "0.1.0-next";
 
