@@ -333,11 +333,15 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         String w1 = bed.worker(FROM);
         try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
             bed.create("nu-delete-upgrading", script(), spec -> { });
-            bed.await("nu-delete-upgrading", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
-                    && nodeStatus(u, w1).getPhase() == Phase.Upgrading);
+            String jobName = nodeStatus(bed.await("nu-delete-upgrading", Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Upgrading && nodeStatus(u, w1).getJobName() != null), w1).getJobName();
 
             bed.client.resources(NodeUpgrade.class).withName("nu-delete-upgrading").delete();
             Awaitility.await("NodeUpgrade deleted").atMost(Duration.ofSeconds(60)).until(() -> bed.get("nu-delete-upgrading") == null);
+
+            io.fabric8.kubernetes.api.model.batch.v1.Job job = bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).get();
+            assertThat(job).as("the running Job is left to finish, not garbage-collected with its NodeUpgrade").isNotNull();
+            assertThat(job.getMetadata().getOwnerReferences()).as("orphaned").isNullOrEmpty();
 
             assertThat(bed.node(w1).getMetadata().getAnnotations()).doesNotContainKey(NodeAnnotations.LOCK);
             assertThat(bed.node(w1).getSpec().getUnschedulable()).as("kubeadm may be restarting its kubelet: stays cordoned").isTrue();
