@@ -27,6 +27,8 @@ import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
  * Two operator processes: only the Lease holder works; when it is killed half-way through a
@@ -44,10 +46,8 @@ class LeaderElectionIT {
             nodes.add(bed.addWorker("lead"));
         }
         List<String> workers = nodes.subList(1, 4).stream().map(n -> n.getMetadata().getName()).toList();
-        workers.forEach(w -> client.nodes().withName(w).edit(n -> {
-            n.getMetadata().getLabels().put("lead-it", "yes");
-            return n;
-        }));
+        // A merge patch: KWOK updates the workers' status meanwhile, which an edit() would conflict with.
+        workers.forEach(w -> client.nodes().withName(w).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"lead-it\":\"yes\"}}}"));
         String victim = workers.get(0);
         String namespace = bed.newNamespace("lead");
         // Six pods, most of them on the victim, under a PDB that at first allows no disruption: the

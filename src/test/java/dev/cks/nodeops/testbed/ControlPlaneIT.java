@@ -25,6 +25,8 @@ import io.fabric8.kubernetes.api.model.policy.v1.Eviction;
 import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 
@@ -50,10 +52,9 @@ class ControlPlaneIT {
         namespace = bed.newNamespace("bed");
         workers = Set.of(bed.addWorker("bed").getMetadata().getName(), bed.addWorker("bed").getMetadata().getName(),
                 bed.addWorker("bed").getMetadata().getName());
-        workers.forEach(w -> client.nodes().withName(w).edit(n -> {
-            n.getMetadata().getLabels().put("testbed-it", "yes");
-            return n;
-        }));
+        // A merge patch carries no resourceVersion: KWOK updates a new worker's status meanwhile, and an edit()
+        // (a patch made from the object read) would conflict with that.
+        workers.forEach(w -> client.nodes().withName(w).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"testbed-it\":\"yes\"}}}"));
     }
 
     @Test
@@ -106,10 +107,7 @@ class ControlPlaneIT {
         awaitDisruptionsAllowed(1);
         Pod victim = webPods().get(0);
         String victimNode = victim.getSpec().getNodeName();
-        client.nodes().withName(victimNode).edit(n -> {
-            n.getSpec().setUnschedulable(true);
-            return n;
-        });
+        client.nodes().withName(victimNode).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"unschedulable\":true}}");
         Set<String> before = webPods().stream().map(p -> p.getMetadata().getUid()).collect(java.util.stream.Collectors.toSet());
         assertThat(client.pods().resource(victim).evict(eviction(victim))).isTrue();
         Awaitility.await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
