@@ -167,6 +167,58 @@ class DrainIT {
         assertThat(bed.podsOn(source)).isEmpty();
     }
 
+    /**
+     * With watches, steps read the node's pods and the budgets from them: the drain moves when a pod leaves
+     * or the budget allows more (not on a timer), sends no eviction the budget refuses although the watch
+     * lags the server, declares the node drained only after a real list, and stops its watches at the end.
+     */
+    @Test
+    void aWatchedDrainMovesOnWakeUpsWithoutARefusedEvictionAndStopsItsWatches() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 6, false);
+        bed.deployment("cache", 3, false);
+        bed.budget("web-pdb", "web", null, "2");
+        bed.awaitReadyPods("web", 6);
+        bed.awaitReadyPods("cache", 3);
+        bed.awaitBudget("web-pdb", 6, 6);
+        bed.addWorker();
+        bed.cordon(source);
+        AtomicInteger evictions = new AtomicInteger();
+        AtomicInteger podLists = new AtomicInteger();
+        List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Config config = new io.fabric8.kubernetes.client.ConfigBuilder(bed.client.getConfiguration()).withRequestRetryBackoffLimit(0).build();
+        try (KubernetesClient counting = new KubernetesClientBuilder().withConfig(config)
+                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("count", new Interceptor() {
+                    @Override
+                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
+                        String path = request.uri().getPath();
+                        String query = request.uri().getQuery() == null ? "" : request.uri().getQuery();
+                        if (path.endsWith("/eviction")) {
+                            evictions.incrementAndGet();
+                        } else if (path.equals("/api/v1/pods") && !query.contains("watch=true")) {
+                            podLists.incrementAndGet();
+                        }
+                    }
+                })).build()) {
+            DrainWatches watches = new DrainWatches(counting);
+            NodeDrainer drainer = new NodeDrainer(counting, answers::add, watches);
+            WokenSteps steps = new WokenSteps();
+
+            DrainResult result = steps.toEnd(drainer, source, DrainBed.options(), new DrainState(), Duration.ofSeconds(90));
+
+            assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+            assertThat(bed.podsOn(source)).isEmpty();
+            assertThat(answers).as("every eviction accepted: none sent that the budget had already spent").containsOnly("evicted")
+                    .hasSize(9);
+            assertThat(evictions.get()).isEqualTo(9);
+            assertThat(steps.wokenBy.get()).as("pods leaving and the budget loosening woke the drain").isPositive();
+            // One list to start the pods' watch, one to confirm the node is drained; a watch that has to
+            // start over (its resourceVersion expired) lists once more. Listing on every step would take one per step.
+            assertThat(podLists.get()).as("pod lists in %d steps", steps.steps.get()).isBetween(2, 3);
+            assertThat(watches.watching()).as("the drain's watches stop when it ends").isEmpty();
+        }
+    }
+
     @Test
     void disableEvictionDeletesThroughABudgetThatAllowsNothing() throws Exception {
         String source = bed.addWorker();
@@ -299,7 +351,7 @@ class DrainIT {
 
         Instant started = Instant.now();
         Awaitility.await("the ladder deletes the web pods").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            work.drainTick(progress, options, null, Instant.now());
+            work.drainTick(progress, "ScaleDown/ladder/uid-1", options, null, Instant.now());
             return progress.getDrain().getEscalation().stream().anyMatch(r -> r.getResult() != null && r.getAction() == EscalationStep.Action.DeletePods);
         });
 
@@ -312,6 +364,7 @@ class DrainIT {
         assertThat(bed.podsOn(node)).as("the db pod, not opted in, stays untouched")
                 .filteredOn(p -> db.contains(p.getMetadata().getUid())).singleElement()
                 .satisfies(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNull());
+        work.stopDrainWatches();
     }
 
     @Test
