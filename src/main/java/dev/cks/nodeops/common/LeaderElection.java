@@ -3,6 +3,9 @@ package dev.cks.nodeops.common;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,12 +17,17 @@ import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.quarkus.runtime.ShutdownEvent;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
 
 /**
  * Two replicas are safe: only the holder of the Lease reconciles. The identity must differ per
@@ -34,8 +42,14 @@ public class LeaderElection extends LeaderElectionConfiguration {
     public static final int LOST_LEASE_EXIT_STATUS = 3;
     private static final Logger LOG = Logger.getLogger(LeaderElection.class);
     private final AtomicBoolean shuttingDown;
+    private final KubernetesClient client;
+    private final Clock clock;
+    private final String namespace;
+    private final String identity;
 
     static final String LEASE_NAME = "cks-node-operator-leader";
+    /** The API's MicroTime (RFC 3339 with exactly six fractional digits), as a Lease's times are written. */
+    private static final DateTimeFormatter MICRO_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSX").withZone(ZoneOffset.UTC);
 
     @Inject
     public LeaderElection(OperatorSettings settings, MeterRegistry registry, KubernetesClient client, Clock clock) {
@@ -44,11 +58,13 @@ public class LeaderElection extends LeaderElectionConfiguration {
 
     private LeaderElection(OperatorSettings settings, MeterRegistry registry, AtomicInteger leading, String identity, KubernetesClient client, Clock clock) {
         this(settings, registry, leading, new AtomicBoolean(), identity, new LeaseWatchdog(client, clock, settings.namespace(), LEASE_NAME, identity,
-                Duration.ofSeconds(settings.leaderElection().renewDeadlineSeconds()), Duration.ofSeconds(settings.leaderElection().retryPeriodSeconds())));
+                Duration.ofSeconds(settings.leaderElection().renewDeadlineSeconds()), Duration.ofSeconds(settings.leaderElection().retryPeriodSeconds())),
+                client, clock);
     }
 
+
     private LeaderElection(OperatorSettings settings, MeterRegistry registry, AtomicInteger leading, AtomicBoolean shuttingDown, String identity,
-            LeaseWatchdog watchdog) {
+            LeaseWatchdog watchdog, KubernetesClient client, Clock clock) {
         super(LEASE_NAME, settings.namespace(), Duration.ofSeconds(settings.leaderElection().leaseDurationSeconds()),
                 Duration.ofSeconds(settings.leaderElection().renewDeadlineSeconds()),
                 Duration.ofSeconds(settings.leaderElection().retryPeriodSeconds()),
@@ -70,6 +86,10 @@ public class LeaderElection extends LeaderElectionConfiguration {
                 // Never JOSDK's System.exit on stop leading: called from the shutdown hook, it waits for that hook forever.
                 false);
         this.shuttingDown = shuttingDown;
+        this.client = client;
+        this.clock = clock;
+        this.namespace = settings.namespace();
+        this.identity = identity;
         Gauge.builder(LEADER_METRIC, leading, AtomicInteger::get).description("1 while this replica holds the leader Lease")
                 .strongReference(true).register(registry);
     }
@@ -80,6 +100,30 @@ public class LeaderElection extends LeaderElectionConfiguration {
      */
     void shuttingDown(@Observes @Priority(1) ShutdownEvent event) {
         shuttingDown.set(true);
+    }
+
+    /**
+     * After JOSDK has stopped leading (its shutdown observer has the default priority, this one runs
+     * later): JOSDK builds its elector without releaseOnCancel, so a stopped leader's Lease would keep the
+     * standby waiting a whole lease duration. Give it up as client-go's ReleaseOnCancel does — no holder,
+     * a one-second lease — and only if this replica still holds it: the resourceVersion read is the
+     * patch's precondition, so a Lease taken over meanwhile is left alone.
+     */
+    void releaseLease(@Observes @Priority(5000) ShutdownEvent event) {
+        // JOSDK closed the operator's client as it stopped: a short-lived one from the same configuration.
+        try (KubernetesClient releasing = new KubernetesClientBuilder().withConfig(client.getConfiguration()).build()) {
+            Lease lease = releasing.leases().inNamespace(namespace).withName(LEASE_NAME).get();
+            if (lease == null || lease.getSpec() == null || !identity.equals(lease.getSpec().getHolderIdentity())) {
+                return;
+            }
+            releasing.leases().inNamespace(namespace).withName(LEASE_NAME).patch(PatchContext.of(PatchType.JSON_MERGE), """
+                    {"metadata":{"resourceVersion":"%s"},"spec":{"holderIdentity":null,"leaseDurationSeconds":1,"renewTime":"%s"}}"""
+                    .formatted(lease.getMetadata().getResourceVersion(), MICRO_TIME.format(Instant.now(clock))));
+            LOG.info("Gave the leader Lease up on shutdown.");
+        } catch (KubernetesClientException e) {
+            // A conflict (taken over meanwhile) or no API server: the Lease then expires as it would have.
+            LOG.warnf("Could not give the leader Lease up on shutdown (%s); it expires after its lease duration.", e.getMessage());
+        }
     }
 
     /**
