@@ -25,9 +25,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.http.BasicBuilder;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.Interceptor;
 
 /** The drain engine against a real API server, controller-manager and scheduler, with KWOK kubelets. */
 @ExtendWith(TestBedExtension.class)
@@ -136,17 +133,12 @@ class DrainIT {
         bed.cordon(source);
         AtomicInteger webEvictions = new AtomicInteger();
         AtomicInteger cacheEvictions = new AtomicInteger();
-        Config config = new io.fabric8.kubernetes.client.ConfigBuilder(bed.client.getConfiguration()).withRequestRetryBackoffLimit(0).build();
-        try (KubernetesClient counting = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("count", new Interceptor() {
-                    @Override
-                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
-                        String path = request.uri().getPath();
-                        if (path.endsWith("/eviction")) {
-                            (path.contains("/pods/web-") ? webEvictions : cacheEvictions).incrementAndGet();
-                        }
-                    }
-                })).build()) {
+        try (KubernetesClient counting = bed.observedClient(request -> {
+            String path = request.uri().getPath();
+            if (path.endsWith("/eviction")) {
+                (path.contains("/pods/web-") ? webEvictions : cacheEvictions).incrementAndGet();
+            }
+        })) {
             NodeDrainer drainer = new NodeDrainer(counting);
 
             DrainResult first = drainer.step(source, DrainBed.options(), new DrainState(), null, Instant.now());
@@ -186,20 +178,15 @@ class DrainIT {
         AtomicInteger evictions = new AtomicInteger();
         AtomicInteger podLists = new AtomicInteger();
         List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
-        Config config = new io.fabric8.kubernetes.client.ConfigBuilder(bed.client.getConfiguration()).withRequestRetryBackoffLimit(0).build();
-        try (KubernetesClient counting = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("count", new Interceptor() {
-                    @Override
-                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
-                        String path = request.uri().getPath();
-                        String query = request.uri().getQuery() == null ? "" : request.uri().getQuery();
-                        if (path.endsWith("/eviction")) {
-                            evictions.incrementAndGet();
-                        } else if (path.equals("/api/v1/pods") && !query.contains("watch=true")) {
-                            podLists.incrementAndGet();
-                        }
-                    }
-                })).build()) {
+        try (KubernetesClient counting = bed.observedClient(request -> {
+            String path = request.uri().getPath();
+            String query = request.uri().getQuery() == null ? "" : request.uri().getQuery();
+            if (path.endsWith("/eviction")) {
+                evictions.incrementAndGet();
+            } else if (path.equals("/api/v1/pods") && !query.contains("watch=true")) {
+                podLists.incrementAndGet();
+            }
+        })) {
             DrainWatches watches = new DrainWatches(counting);
             NodeDrainer drainer = new NodeDrainer(counting, answers::add, watches);
             WokenSteps steps = new WokenSteps();
