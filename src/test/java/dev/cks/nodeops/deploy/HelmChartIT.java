@@ -111,7 +111,7 @@ class HelmChartIT {
                 List.of("create", "events", "-n", "shop"),
                 List.of("create", "clusterrolebindings.rbac.authorization.k8s.io"),
                 // Grants the operator does not use (LeastPrivilegeIT proves which it does):
-                List.of("watch", "pods", "-A"), List.of("delete", "jobs.batch", "-n", NAMESPACE), List.of("update", "nodeupgrades.nodeops.cks.dev"),
+                List.of("delete", "jobs.batch", "-n", NAMESPACE), List.of("update", "nodeupgrades.nodeops.cks.dev"),
                 List.of("watch", "secrets/" + SECRET, "-n", "kube-system"), List.of("list", "configmaps", "-n", NAMESPACE),
                 List.of("patch", "events", "-n", "default"));
     }
