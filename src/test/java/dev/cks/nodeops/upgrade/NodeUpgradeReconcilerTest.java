@@ -785,6 +785,13 @@ class NodeUpgradeReconcilerTest {
             assertThat(drive.byVm.get(vms.get(0))).as("what CloudStack did to the first node's VM")
                     .isEqualTo(write == IsoWrite.ATTACH ? null : List.of("insert"));
             assertThat(simulator.calls(write.command)).as("a failed job is CloudStack's answer: not asked again").hasSize(1);
+            if (write == IsoWrite.ATTACH) {
+                assertThat(simulator.calls("detachIso")).as("nothing to take off").isEmpty();
+            } else {
+                assertThat(node(CONTROL).getError()).contains("Detach it in CloudStack");
+                assertThat(events.reasons()).contains("IsoNotDetached");
+                assertThat(simulator.vm(vms.get(0)).isoId()).as("reported as CloudStack left it").isNotNull();
+            }
             assertThat(nodes.calls).as("no other node is started").doesNotContain("cordon " + W1);
             return;
         }
