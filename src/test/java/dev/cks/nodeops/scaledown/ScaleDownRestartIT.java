@@ -84,10 +84,14 @@ class ScaleDownRestartIT extends ScaleDownScenario {
      * no cordon or lock of ours left on the spare. docs/reliability.md lists these points.
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"scaledown.cordoned@2", "scaledown.scale.answered", "scaledown.node-deleted"})
+    @ValueSource(strings = {"scaledown.locked", "scaledown.cordoned@2", "scaledown.drain-step", "scaledown.scale.answered", "scaledown.scale.done",
+        "scaledown.node-deleted"})
     void haltedRightAfterASideEffectANewProcessFinishesTheScaleDown(String point) {
         String first = world.addWorker(pool);
         String second = world.addWorker(pool);
+        // Pods on the two targets, so that their drains evict something (scaledown.drain-step).
+        pool.deployment("web", 2, false);
+        pool.awaitReadyPods("web", 2);
         String spare = world.addWorker(pool);
         world.restartHaltingAt(point);
 
@@ -102,5 +106,7 @@ class ScaleDownRestartIT extends ScaleDownScenario {
         assertThat(world.client.nodes().withName(spare).get().getMetadata().getAnnotations())
                 .doesNotContainKeys(dev.cks.nodeops.common.NodeAnnotations.LOCK, dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY);
         assertThat(world.isUnschedulable(spare)).isFalse();
+        pool.awaitReadyPods("web", 2);
+        assertThat(pool.podsOn(spare)).hasSize(2);
     }
 }

@@ -380,7 +380,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
      * back. docs/reliability.md lists these points.
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"nodeupgrade.job-created", "nodeupgrade.released"})
+    @ValueSource(strings = {"nodeupgrade.locked", "nodeupgrade.cordoned", "nodeupgrade.job-created", "nodeupgrade.released"})
     void haltedRightAfterASideEffectANewProcessFinishesTheUpgrade(String point) throws java.io.IOException {
         String w1 = bed.worker(FROM);
         String w2 = bed.worker(FROM);
