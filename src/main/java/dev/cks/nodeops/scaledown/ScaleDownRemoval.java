@@ -16,6 +16,7 @@ import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
+import dev.cks.nodeops.cloudstack.JobWait;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.OwnerScope;
@@ -43,9 +44,6 @@ import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
  */
 final class ScaleDownRemoval {
     static final Duration POLL_JOB = Duration.ofSeconds(2);
-    static final Duration MAX_POLL_JOB = Duration.ofMinutes(1);
-    /** CloudStack cancels a job blocking others after job.cancel.threshold.minutes (60 by default): past this, say so. */
-    static final Duration SLOW_JOB = Duration.ofMinutes(60);
     static final String ANSWER_LOST = "CloudStackAnswerLost";
     /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
     static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
@@ -183,8 +181,9 @@ final class ScaleDownRemoval {
             return scaleOutcome(resource, cs, vmIds, "CloudStack no longer knows job " + removal.getJobId() + " (" + call.name() + ")", now);
         }
         if (job.isPending()) {
-            recorder.progressing(resource, "Removing", pendingMessage(call.name(), removal.getJobId(), removal.getRequestedAt(), now), now);
-            return Step.after(pollInterval(removal.getRequestedAt(), now));
+            recorder.progressing(resource, "Removing", JobWait.pending("Waiting for CloudStack job " + removal.getJobId() + " (" + call.name() + ")",
+                    removal.getJobId(), Timestamps.parse(removal.getRequestedAt()), now), now);
+            return Step.after(JobWait.pollInterval(Timestamps.parse(removal.getRequestedAt()), now));
         }
         if (job.succeeded()) {
             call.done().reached();
@@ -317,9 +316,10 @@ final class ScaleDownRemoval {
                             + " of node " + node.getName() + ", and the VM is still there.", now);
         }
         if (job.isPending()) {
-            recorder.progressing(resource, "Removing", pendingMessage("destroyVirtualMachine of VM " + node.getVmId() + " (node " + node.getName() + ")",
-                    node.getRemovalJobId(), node.getRemovalRequestedAt(), now), now);
-            return Step.after(pollInterval(node.getRemovalRequestedAt(), now));
+            recorder.progressing(resource, "Removing", JobWait.pending("Waiting for CloudStack job " + node.getRemovalJobId()
+                    + " (destroyVirtualMachine of VM " + node.getVmId() + " (node " + node.getName() + "))", node.getRemovalJobId(),
+                    Timestamps.parse(node.getRemovalRequestedAt()), now), now);
+            return Step.after(JobWait.pollInterval(Timestamps.parse(node.getRemovalRequestedAt()), now));
         }
         if (job.failed()) {
             CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
@@ -428,22 +428,6 @@ final class ScaleDownRemoval {
                 + resource.getStatus().getClusterId() + " to these keys now; without it nothing is concluded about the removal. Looking again in "
                 + recheckCloudStack.toSeconds() + "s.", now);
         return Step.after(recheckCloudStack);
-    }
-
-    /** A job is looked at every 2 s at first, less often the longer it runs (a tenth of its age, at most once a minute). */
-    static Duration pollInterval(String requestedAt, Instant now) {
-        Instant since = Timestamps.parse(requestedAt);
-        Duration tenth = since == null ? POLL_JOB : Duration.between(since, now).dividedBy(10);
-        return tenth.compareTo(POLL_JOB) < 0 ? POLL_JOB : tenth.compareTo(MAX_POLL_JOB) > 0 ? MAX_POLL_JOB : tenth;
-    }
-
-    private static String pendingMessage(String what, String jobId, String requestedAt, Instant now) {
-        Instant since = Timestamps.parse(requestedAt);
-        Duration pending = since == null ? Duration.ZERO : Duration.between(since, now);
-        String message = "Waiting for CloudStack job " + jobId + " (" + what + ")";
-        return pending.compareTo(SLOW_JOB) < 0 ? message + "."
-                : message + ", pending for " + pending.toMinutes() + " min: check the job in CloudStack (queryAsyncJobResult " + jobId
-                        + "); CloudStack cancels jobs that block others after job.cancel.threshold.minutes. Nothing is assumed until it ends.";
     }
 
     /** Removal begins; it is persisted before anything is asked of CloudStack (with the first request's time, for a cluster call). */

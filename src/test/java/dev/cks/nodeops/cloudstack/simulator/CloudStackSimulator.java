@@ -94,6 +94,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     /** job.expire.minutes' default (AsyncJobManagerImpl.JobExpireMinutes). */
     static final Duration JOB_EXPIRY = Duration.ofMinutes(1440);
     private final Map<String, Queue<Fault>> faults = new ConcurrentHashMap<>();
+    private final Queue<TargetedFault> targetedFaults = new ConcurrentLinkedQueue<>();
     private final Map<String, Queue<JobOutcome>> plannedJobs = new ConcurrentHashMap<>();
     private final List<RecordedCall> calls = new CopyOnWriteArrayList<>();
     private final SimulatedAccount defaultAccount;
@@ -374,6 +375,30 @@ public final class CloudStackSimulator implements AutoCloseable {
         queue.addAll(List.of(injected));
     }
 
+    /**
+     * The next requests of {@code command} whose {@code parameter} is {@code value} (one VM's attachIso, say)
+     * meet these faults, one each, in order; they are met before the faults queued for the command alone.
+     */
+    public void injectFault(String command, String parameter, String value, Fault... injected) {
+        for (Fault fault : injected) {
+            targetedFaults.add(new TargetedFault(command.toLowerCase(Locale.ROOT), parameter.toLowerCase(Locale.ROOT), value, fault));
+        }
+    }
+
+    private record TargetedFault(String command, String parameter, String value, Fault fault) {
+    }
+
+    private Fault nextFault(String command, Map<String, String> params) {
+        String lower = command.toLowerCase(Locale.ROOT);
+        for (TargetedFault targeted : targetedFaults) {
+            if (targeted.command().equals(lower) && targeted.value().equals(params.get(targeted.parameter())) && targetedFaults.remove(targeted)) {
+                return targeted.fault();
+            }
+        }
+        Queue<Fault> queue = faults.get(lower);
+        return queue == null ? null : queue.poll();
+    }
+
     /** The next async jobs of {@code command} end like this, one each; unplanned jobs succeed on the first poll. */
     public void planJob(String command, JobOutcome... outcomes) {
         plannedJobs.computeIfAbsent(command.toLowerCase(Locale.ROOT), key -> new ConcurrentLinkedQueue<>())
@@ -424,8 +449,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             });
             calls.add(new RecordedCall(exchange.getRequestMethod(), command, Map.copyOf(recorded), caller.isPresent()));
 
-            Queue<Fault> queue = faults.get(command.toLowerCase(Locale.ROOT));
-            Fault fault = queue == null ? null : queue.poll();
+            Fault fault = nextFault(command, lower);
             if (fault instanceof Fault.DroppedConnection) {
                 return; // closing the exchange without headers drops the connection
             }
@@ -441,6 +465,9 @@ public final class CloudStackSimulator implements AutoCloseable {
             Answer answer = answer(command, lower, caller);
             if (fault instanceof Fault.AnswerLost) {
                 return; // the server acted; the answer never reaches the client
+            }
+            if (fault instanceof Fault.AnswerLate late) {
+                sleepQuietly(late.delay().toMillis()); // the server acted; the client stops waiting before the answer leaves
             }
             if (fault instanceof Fault.AnswerReplaced replaced) {
                 send(exchange, replaced.status(), replaced.body() != null ? replaced.body() : answer.body.substring(0, answer.body.length() / 2));
