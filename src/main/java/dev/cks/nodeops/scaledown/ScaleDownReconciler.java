@@ -25,6 +25,7 @@ import dev.cks.nodeops.drain.EscalationStep;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
@@ -41,8 +42,10 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 
 /**
@@ -83,6 +86,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         this.store = ports.store();
         this.planner = new ScaleDownPlanner(work, cloudStack, RECHECK_CLOUDSTACK.toSeconds());
         this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, RECHECK_CLOUDSTACK);
+    }
+
+    @Override
+    public List<EventSource<?, ScaleDown>> prepareEventSources(EventSourceContext<ScaleDown> context) {
+        return List.of(new DrainWakeups<>(work));
     }
 
     @Override
@@ -277,7 +285,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             recorder.event(resource, OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
         }
         status.setCurrentNode(node.getName());
-        DrainTick tick = work.drainTick(node, drainOptions(resource), deadline, now);
+        DrainTick tick = work.drainTick(node, owner(resource), drainOptions(resource), deadline, now);
         KillPoint.SCALEDOWN_DRAIN_STEP.reached();
         recorder.drainTick(resource, node.getName(), tick, now);
         if (tick.giveUp().isPresent()) {

@@ -25,6 +25,7 @@ import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.EscalationStep;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
@@ -95,7 +96,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
-        return UpgradeEventSources.prepare(context, settings);
+        List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(UpgradeEventSources.prepare(context, settings));
+        sources.add(new DrainWakeups<>(work));
+        return sources;
     }
 
     @Override
@@ -337,7 +340,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     }
 
     private Step drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        DrainTick tick = work.drainTick(node, drainOptions(upgrade), upgrade.getStatus().deadlineAt(now), now);
+        DrainTick tick = work.drainTick(node, owner(upgrade), drainOptions(upgrade), upgrade.getStatus().deadlineAt(now), now);
         KillPoint.NODEUPGRADE_DRAIN_STEP.reached();
         recorder.drainTick(upgrade, node.getName(), tick, now);
         if (tick.giveUp().isPresent()) {
