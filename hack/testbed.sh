@@ -232,9 +232,15 @@ cmd_stop_component() { # name component
   local dir="$CLUSTERS/clusters/$1" component="$2"
   local pidfile="$dir/pids/$component.pid"
   [ -f "$pidfile" ] || { echo "testbed: no $component in cluster $1 ($pidfile)" >&2; exit 1; }
+  # Every running component's command line is kept: those that exit while this one is away are
+  # started again by start-component, as a kubeadm node's kubelet restarts its static pods.
+  local f p
+  for f in "$dir"/pids/*.pid; do
+    p=$(cat "$f")
+    [ -r "/proc/$p/cmdline" ] && tr '\0' '\n' < "/proc/$p/cmdline" > "${f%.pid}.cmdline"
+  done
   local pid; pid=$(cat "$pidfile")
   if [ -r "/proc/$pid/cmdline" ]; then
-    tr '\0' '\n' < "/proc/$pid/cmdline" > "$dir/pids/$component.cmdline"
     kill -KILL "$pid"
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
   fi
@@ -242,18 +248,31 @@ cmd_stop_component() { # name component
   say "stopped $component of $1 (pid $pid)"
 }
 
-cmd_start_component() { # name component
-  local dir="$CLUSTERS/clusters/$1" component="$2"
+# Starts a component from its saved command line unless it runs.
+start_saved() { # dir name component
+  local dir="$1" name="$2" component="$3"
   local pidfile="$dir/pids/$component.pid" saved="$dir/pids/$component.cmdline"
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then say "$component of $1 is running"; return 0; fi
-  [ -s "$saved" ] || { echo "testbed: no saved command line for $component of $1 (stop it with stop-component first)" >&2; exit 1; }
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then say "$component of $name is running"; return 0; fi
+  [ -s "$saved" ] || { echo "testbed: no saved command line for $component of $name (stop it with stop-component first)" >&2; exit 1; }
   local cmd=(); mapfile -t cmd < "$saved"
   # Its own session and no inherited descriptors: it outlives this script, and nobody waits on its output.
   # The pid written is the component's own (exec), without a newline, as kwokctl writes it: its delete
   # parses the file with strconv.Atoi and kills that pid. Otherwise the process would outlive the bed.
   (cd "$dir" && exec setsid "${cmd[@]}" >> "$dir/logs/$component.log" 2>&1 < /dev/null) &
   printf '%s' "$!" > "$pidfile"
-  say "started $component of $1 again (pid $(cat "$pidfile"))"
+  say "started $component of $name again (pid $(cat "$pidfile"))"
+}
+
+cmd_start_component() { # name component
+  local dir="$CLUSTERS/clusters/$1" component="$2"
+  start_saved "$dir" "$1" "$component"
+  # kube-controller-manager (and the scheduler) exit when they cannot reach the API server for their
+  # leader election's renew deadline; on a kubeadm node the kubelet starts them again. So here.
+  local f other
+  for f in "$dir"/pids/*.cmdline; do
+    other=$(basename "$f" .cmdline)
+    [ "$other" = "$component" ] || start_saved "$dir" "$1" "$other"
+  done
 }
 
 case "${1:-}" in
