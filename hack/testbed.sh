@@ -155,13 +155,15 @@ node_manifest() { # name role version
 }
 
 # A free port of this bed's own, away from where kwokctl looks: it hands out free ports from 32767
-# down, so a bed created while this one's kube-apiserver or etcd is stopped (an outage test) would
-# take the port that process comes back on, and the bed would not come back.
+# down, so beds created at the same moment race for the same ports, and a bed created while this
+# one's kube-apiserver or etcd is stopped (an outage test) takes the port that process comes back on.
+OWN_PORTS=" "
 own_port() {
   local port
   for _ in $(seq 1 100); do
     port=$(( 20000 + RANDOM % 10000 ))
-    ss -Hltn "sport = :$port" | grep -q . || { echo "$port"; return 0; }
+    case "$OWN_PORTS" in *" $port "*) continue ;; esac
+    ss -Hltn "sport = :$port" | grep -q . || { OWN_PORTS="$OWN_PORTS$port "; echo "$port"; return 0; }
   done
   echo "testbed: no free port between 20000 and 29999" >&2
   return 1
@@ -179,10 +181,12 @@ cmd_up() { # name workers
   local audit=()
   [ -n "${TESTBED_AUDIT_POLICY:-}" ] && audit=(--kube-audit-policy "$TESTBED_AUDIT_POLICY")
   say "starting cluster $name (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) $K8S_VERSION"
-  local apiserver_port etcd_port
-  apiserver_port=$(own_port); etcd_port=$(own_port)
-  kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" \
-    --kube-apiserver-port "$apiserver_port" --etcd-port "$etcd_port" \
+  # Each port picked apart, so that the next one's check knows it is taken (own_port runs in a subshell).
+  local ports=() component
+  for component in kube-apiserver etcd controller kube-controller-manager kube-scheduler; do
+    ports+=("--$component-port" "$(OWN_PORTS="$OWN_PORTS${ports[*]:-} " own_port)")
+  done
+  kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" "${ports[@]}" \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-controller-manager-binary "$BIN/kube-controller-manager" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
