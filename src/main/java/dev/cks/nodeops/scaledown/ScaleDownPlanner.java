@@ -16,7 +16,9 @@ import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.nodes.NodeRole;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
@@ -158,6 +160,20 @@ final class ScaleDownPlanner {
             }
         }
         return ScaleDownTargets.noWorkerLeft(targets, work.nodes(), owner, work::ownerGone);
+    }
+
+    /**
+     * The re-check before removal: the first up node whose own annotation no longer says this ScaleDown
+     * cordoned it (uncordoned by someone else, or its record is gone), so pods may have moved onto it.
+     */
+    Optional<String> notCordonedBy(ScaleDownStatus status, String owner) {
+        return status.getNodes().stream().filter(n -> n.getPhase() != Phase.SkippedDown && n.getDownReason() == null)
+                .map(ScaleDownNodeStatus::getName).filter(name -> !isCordonedBy(name, owner)).findFirst();
+    }
+
+    /** Cordoned, and cordoned by this owner as the Node's own annotation says. */
+    boolean isCordonedBy(String name, String owner) {
+        return work.node(name).map(node -> Cordon.mayUncordon(node, owner) && NodeReadiness.isUnschedulable(node)).orElse(false);
     }
 
     private Optional<List<String>> pickByCount(int count, Map<String, Node> nodesByName, KubernetesCluster cluster, String owner,
