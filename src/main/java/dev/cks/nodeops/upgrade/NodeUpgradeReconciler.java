@@ -148,7 +148,8 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         recorder.window(upgrade, windows.newWork());
         if (windows.resume(status.getNodes())) {
             // Not held (any more): the time held moves the deadline before the gate looks at it.
-            recorder.resumed(upgrade, status.getNodes().stream().filter(n -> n.getPhase() == Phase.Draining).map(UpgradeNodeStatus::getDrain).toList(), now);
+            recorder.resumed(upgrade, status.getNodes().stream().filter(n -> n.getPhase() == Phase.Draining)
+                    .map(UpgradeNodeStatus::getDrain).toList(), now);
         }
         RolloutGate.Round round = RolloutGate.round(upgrade.getSpec(), status, windows, work.nodes(), owner(upgrade), now);
         List<Step> steps = new ArrayList<>();
