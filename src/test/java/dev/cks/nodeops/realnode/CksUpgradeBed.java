@@ -86,9 +86,13 @@ final class CksUpgradeBed implements AutoCloseable {
         properties.put("cks.upgrade.job-image", bed.realNode("shellImage"));
         properties.put("cks.audit.enabled", "false");
         properties.put("cks.leader-election.identity", operatorName);
+        // The production Lease timings (the bed's short ones are for tests that kill operators): what a
+        // cluster owner runs must ride out the API server restarting under `kubeadm upgrade apply`.
+        properties.put("cks.leader-election.lease-duration-seconds", "150");
+        properties.put("cks.leader-election.renew-deadline-seconds", "120");
+        properties.put("cks.leader-election.retry-period-seconds", "5");
         this.operator = OperatorProcess.start(bed, operatorName, properties);
-        // As its Deployment would: an operator that exits (e.g. because it could not renew its Lease
-        // while the API server was down, JOSDK's exit on a lost leadership) is started again.
+        // As its Deployment would: an operator that exits is started again (and the test sees that it did).
         this.restarter = new Thread(this::restartWhenExited, "operator-restarter");
         restarter.setDaemon(true);
         restarter.start();

@@ -54,8 +54,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 class KubeadmUpgradeRealIT {
     static final String WORKLOAD = "web";
     static final int REPLICAS = 2;
-    /** JOSDK's default: a leader that could not renew its Lease for this long stops (and exits). */
-    static final Duration LEASE_RENEW_DEADLINE = Duration.ofSeconds(10);
 
     private CksUpgradeBed cks;
     private String workloadNamespace;
@@ -168,17 +166,12 @@ class KubeadmUpgradeRealIT {
         assertThat(CksUpgradeBed.isoMounted()).as("/mnt/k8sdisk mounted").isFalse();
 
         // The API server was away while kubeadm restarted etcd and itself; the operator rode that out: the
-        // NodeUpgrade was never Failed, and the operator exited (JOSDK ends a replica that cannot renew its
-        // Lease) only while the API server was away, at most once per outage, and runs now: no restart loop.
+        // NodeUpgrade was never Failed, and the operator, with the production Lease timings, never exited.
         List<UpgradeWatch.Outage> outages = watch.outages();
         assertThat(outages).as("API server outages measured").isNotEmpty();
         assertThat(watch.everSaw("nu", "Failed")).as("the NodeUpgrade was never Failed").isFalse();
         assertThat(cks.operator().isAlive()).as("the operator runs").isTrue();
-        assertThat(cks.restarts()).as("operator exits, at most one per outage %s", outages).hasSizeLessThanOrEqualTo(outages.size());
-        for (CksUpgradeBed.Restart restart : cks.restarts()) {
-            assertThat(outages).as("the operator exited at %s while the API server was away", restart.exited())
-                    .anyMatch(o -> !restart.exited().isBefore(o.start()) && !restart.exited().isAfter(o.end().plus(LEASE_RENEW_DEADLINE)));
-        }
+        assertThat(cks.restarts()).as("operator exits during the outages %s", outages).isEmpty();
     }
 
     private void awaitWorkloadReadyOnTheNode(Instant createdAfter) {

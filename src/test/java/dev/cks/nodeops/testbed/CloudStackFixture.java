@@ -75,11 +75,24 @@ public final class CloudStackFixture implements AutoCloseable {
     }
 
     private void writeSecret() {
+        writeSecret(simulator.credentials().secretKey());
+    }
+
+    /**
+     * Puts a secret key CloudStack does not accept in the Secret (as a botched key rotation would), until
+     * the returned handle is closed and the right one is back.
+     */
+    public AutoCloseable wrongSecretKey() {
+        writeSecret("wrong-" + Long.toHexString(System.nanoTime()));
+        return this::writeSecret;
+    }
+
+    private void writeSecret(String secretKey) {
         CloudStackCredentials credentials = simulator.credentials();
         KEYS_OF_THE_RUN.add(credentials.apiKey());
-        KEYS_OF_THE_RUN.add(credentials.secretKey());
+        KEYS_OF_THE_RUN.add(secretKey);
         String ini = "[Global]\napi-url = " + credentials.apiUrl() + "\napi-key = " + credentials.apiKey()
-                + "\nsecret-key = " + credentials.secretKey() + "\n";
+                + "\nsecret-key = " + secretKey + "\n";
         bed.client().secrets().inNamespace(SECRET_NAMESPACE).resource(new SecretBuilder()
                 .withNewMetadata().withName(secretName).withNamespace(SECRET_NAMESPACE).endMetadata()
                 .addToStringData("cloud-config", ini)
