@@ -44,6 +44,14 @@ class RolloutGateTest {
         return node;
     }
 
+    /** Workers w-1, w-2, ... in these phases, all Ready in the cluster. */
+    private List<UpgradeNodeStatus> workers(Phase... phases) {
+        for (int i = 0; i < phases.length; i++) {
+            worker("w-" + (i + 1), phases[i]);
+        }
+        return status.getNodes();
+    }
+
     private RolloutGate.Round round() {
         return RolloutGate.round(spec, status, RolloutGate.windows(spec, NOW), cluster, OWNER, NOW);
     }
@@ -61,9 +69,7 @@ class RolloutGateTest {
 
     @Test
     void workersStartUpToMaxUnavailableAndTheRestWaitForRoomSayingWhy() {
-        worker("w-1", Phase.Pending);
-        worker("w-2", Phase.Pending);
-        worker("w-3", Phase.Pending);
+        workers(Phase.Pending, Phase.Pending, Phase.Pending);
         spec.setMaxUnavailable(new IntOrString(2));
         assertThat(advancing(round())).containsExactly("w-1", "w-2");
 
@@ -98,8 +104,7 @@ class RolloutGateTest {
 
     @Test
     void aClosedWindowLetsANodeInProgressFinishUnlessItSaysStopAtSafeBoundary() {
-        worker("w-1", Phase.Draining);
-        worker("w-2", Phase.Pending);
+        workers(Phase.Draining, Phase.Pending);
         spec.setMaxUnavailable(new IntOrString(2));
         spec.setWindow(closedWindow(MaintenanceWindow.OnClose.FinishInProgress));
         RolloutGate.Windows windows = RolloutGate.windows(spec, NOW);
@@ -119,9 +124,7 @@ class RolloutGateTest {
 
     @Test
     void pastTheDeadlineANodeBeforeItsJobIsGivenUpAndOneUnderKubeadmFinishes() {
-        UpgradeNodeStatus draining = worker("w-1", Phase.Draining);
-        worker("w-2", Phase.WaitingReady);
-        worker("w-3", Phase.Pending);
+        UpgradeNodeStatus draining = workers(Phase.Draining, Phase.WaitingReady, Phase.Pending).get(0);
         spec.setMaxUnavailable(new IntOrString(3));
         status.setDeadline(Timestamps.format(NOW.minusSeconds(1)));
 
@@ -144,9 +147,7 @@ class RolloutGateTest {
 
     @Test
     void afterAFailedNodeNoFurtherNodeStartsAndTheUpgradeFailsOnceTheOthersAreDone() {
-        UpgradeNodeStatus failed = worker("w-1", Phase.Failed);
-        worker("w-2", Phase.Draining);
-        worker("w-3", Phase.Pending);
+        UpgradeNodeStatus failed = workers(Phase.Failed, Phase.Draining, Phase.Pending).get(0);
         spec.setMaxUnavailable(new IntOrString(3));
         assertThat(advancing(round())).as("w-1 is given back first, w-2 goes on, w-3 waits").containsExactly("w-1", "w-2");
 
@@ -159,8 +160,7 @@ class RolloutGateTest {
 
     @Test
     void withEveryNodeUpgradedOrSkippedTheUpgradeSucceeds() {
-        worker("w-1", Phase.Succeeded);
-        worker("w-2", Phase.Skipped);
+        workers(Phase.Succeeded, Phase.Skipped);
         assertThat(round().turns()).isEmpty();
         assertThat(round().idle()).isInstanceOf(RolloutGate.FinishSucceeded.class);
     }
