@@ -154,6 +154,19 @@ node_manifest() { # name role version
   printf '%s\n' "$template"
 }
 
+# A free port of this bed's own, away from where kwokctl looks: it hands out free ports from 32767
+# down, so a bed created while this one's kube-apiserver or etcd is stopped (an outage test) would
+# take the port that process comes back on, and the bed would not come back.
+own_port() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$(( 20000 + RANDOM % 10000 ))
+    ss -Hltn "sport = :$port" | grep -q . || { echo "$port"; return 0; }
+  done
+  echo "testbed: no free port between 20000 and 29999" >&2
+  return 1
+}
+
 cmd_up() { # name workers
   local name="${1:-cksbed}" workers="${2:-3}"
   cmd_build
@@ -166,7 +179,10 @@ cmd_up() { # name workers
   local audit=()
   [ -n "${TESTBED_AUDIT_POLICY:-}" ] && audit=(--kube-audit-policy "$TESTBED_AUDIT_POLICY")
   say "starting cluster $name (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) $K8S_VERSION"
+  local apiserver_port etcd_port
+  apiserver_port=$(own_port); etcd_port=$(own_port)
   kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" \
+    --kube-apiserver-port "$apiserver_port" --etcd-port "$etcd_port" \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-controller-manager-binary "$BIN/kube-controller-manager" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
@@ -233,7 +249,10 @@ cmd_start_component() { # name component
   [ -s "$saved" ] || { echo "testbed: no saved command line for $component of $1 (stop it with stop-component first)" >&2; exit 1; }
   local cmd=(); mapfile -t cmd < "$saved"
   # Its own session and no inherited descriptors: it outlives this script, and nobody waits on its output.
-  (cd "$dir" && setsid "${cmd[@]}" >> "$dir/logs/$component.log" 2>&1 < /dev/null & echo $! > "$pidfile")
+  # The pid written is the component's own (exec), without a newline, as kwokctl writes it: its delete
+  # parses the file with strconv.Atoi and kills that pid. Otherwise the process would outlive the bed.
+  (cd "$dir" && exec setsid "${cmd[@]}" >> "$dir/logs/$component.log" 2>&1 < /dev/null) &
+  printf '%s' "$!" > "$pidfile"
   say "started $component of $1 again (pid $(cat "$pidfile"))"
 }
 

@@ -85,7 +85,7 @@ final class ScaleDownDrains {
             recorder.event(resource, OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
         }
         resource.getStatus().setCurrentNode(node.getName());
-        DrainTick tick = work.drainTick(node, drainOptions(resource), deadline, now);
+        DrainTick tick = work.drainTick(node, ScaleDownReconciler.owner(resource), drainOptions(resource), deadline, now);
         KillPoint.SCALEDOWN_DRAIN_STEP.reached();
         recorder.drainTick(resource, node.getName(), tick, now);
         return afterTick(resource, node, tick, now);

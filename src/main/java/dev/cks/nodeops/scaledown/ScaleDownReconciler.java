@@ -17,6 +17,7 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
@@ -32,8 +33,10 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 
 /**
@@ -76,6 +79,11 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         this.rollback = new ScaleDownRollback(work, recorder, store, planner);
         this.drains = new ScaleDownDrains(settings, work, recorder, planner, rollback, RECHECK_CLOUDSTACK);
         this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, RECHECK_CLOUDSTACK);
+    }
+
+    @Override
+    public List<EventSource<?, ScaleDown>> prepareEventSources(EventSourceContext<ScaleDown> context) {
+        return List.of(new DrainWakeups<>(work));
     }
 
     @Override

@@ -117,7 +117,7 @@ final class NodeUpgradePipeline {
     }
 
     private Step drain(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        DrainTick tick = work.drainTick(node, drainOptions(upgrade), upgrade.getStatus().deadlineAt(now), now);
+        DrainTick tick = work.drainTick(node, owner(upgrade), drainOptions(upgrade), upgrade.getStatus().deadlineAt(now), now);
         KillPoint.NODEUPGRADE_DRAIN_STEP.reached();
         recorder.drainTick(upgrade, node.getName(), tick, now);
         if (tick.giveUp().isPresent()) {

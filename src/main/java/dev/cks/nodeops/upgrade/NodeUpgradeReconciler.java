@@ -18,6 +18,7 @@ import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
@@ -81,7 +82,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
-        return UpgradeEventSources.prepare(context, settings);
+        List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(UpgradeEventSources.prepare(context, settings));
+        sources.add(new DrainWakeups<>(work));
+        return sources;
     }
 
     @Override

@@ -103,4 +103,32 @@ class ScaleDownRestartIT extends ScaleDownScenario {
                 .doesNotContainKeys(dev.cks.nodeops.common.NodeAnnotations.LOCK, dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY);
         assertThat(world.isUnschedulable(spare)).isFalse();
     }
+
+    /**
+     * External nodes: halted right after CloudStack answered removeNodesFromKubernetesCluster, before its job id
+     * was written; the new process finds the request's job (by the key's jobs) instead of asking again.
+     */
+    @Test
+    void haltedRightAfterRemoveNodesWasAnsweredANewProcessFollowsTheSameRemoval() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        String spare = world.addWorker(pool);
+        world.simulator().setExternalNode(world.fixture.vmId(first), true);
+        world.simulator().setExternalNode(world.fixture.vmId(second), true);
+        String point = "scaledown.remove-nodes.answered";
+        world.restartHaltingAt(point);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        world.awaitHaltedAndRestart(point, WITHIN);
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        assertThat(world.simulator().calls("removeNodesFromKubernetesCluster")).as("one removeNodesFromKubernetesCluster call").hasSize(1);
+        assertThat(world.simulator().calls("listAsyncJobs")).as("the lost job looked up").isNotEmpty();
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).isEmpty();
+        assertThat(done.getStatus().getRemoval().getCommand()).isEqualTo(ScaleDownStatus.RemovalCommand.removeNodesFromKubernetesCluster);
+        assertThat(world.simulator().findVm(world.fixture.vmId(first))).as("the VM stays").isPresent();
+        world.assertNodeGone(first);
+        world.assertNodeGone(second);
+        assertThat(world.isUnschedulable(spare)).isFalse();
+    }
 }

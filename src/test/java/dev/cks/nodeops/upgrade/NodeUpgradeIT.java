@@ -113,6 +113,8 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         });
         assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
         assertThat(Conditions.isTrue(done.getStatus().getConditions(), Conditions.SUCCEEDED)).isTrue();
+        assertThat(done.getStatus().getConditions()).as("no CloudStack Secret on this bed: no record to compare, no condition about it")
+                .noneMatch(c -> c.getType().equals(Conditions.CLOUDSTACK_RECORD_CURRENT));
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
         bed.nodes.forEach(n -> assertThat(UpgradePlan.isReadyAt(bed.node(n), TARGET)).isTrue());
         List<String> metrics = operator.httpGet("/q/metrics").lines().toList();

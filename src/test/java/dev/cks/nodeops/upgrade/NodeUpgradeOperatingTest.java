@@ -75,8 +75,9 @@ class NodeUpgradeOperatingTest {
         WORKERS.forEach(w -> nodes.add(TestNodes.node(w).version(FROM).build()));
         jobs.configMaps.put("upgrade", Map.of("upgrade.sh", SCRIPT));
         settings.scriptSha256.add(ScriptTrust.sha256(SCRIPT));
+        // No CloudStack Secret: the Script executor needs none (it only compares CloudStack's record at the end, when it can).
         CloudStackAccess noCloudStack = new CloudStackAccess(() -> {
-            throw new AssertionError("the Script executor asks nothing of CloudStack");
+            throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret with the CloudStack API URL and keys does not exist");
         }, Optional.empty());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
         reconciler = new NodeUpgradeReconciler(clock, settings, noCloudStack, new OperationPorts(nodes, recorder, new RecordingStatusStore()), jobs,
