@@ -67,7 +67,6 @@ final class ScaleDownPlanner {
 
     Plan plan(ScaleDown resource, String owner, DrainOptions drain, Instant now) {
         ScaleDownStatus status = resource.getStatus();
-        ScaleDownSpec spec = resource.getSpec();
         Map<String, Node> nodesByName = work.nodes().stream()
                 .collect(Collectors.toMap(n -> n.getMetadata().getName(), Function.identity(), (a, b) -> a, LinkedHashMap::new));
         KubernetesCluster cluster;
@@ -85,7 +84,14 @@ final class ScaleDownPlanner {
             return new Wait(CLOUDSTACK_BUSY, "CloudStack Kubernetes cluster " + cluster.name() + " is " + cluster.state()
                     + "; the scale-down waits until CloudStack has finished and looks again every " + recheckSeconds + "s.");
         }
+        return planIn(cluster, nodesByName, resource, owner, drain, now);
+    }
 
+    /** The targets in the cluster found: kept from before a restart, named, or picked by count; then every refusal at once. */
+    private Plan planIn(KubernetesCluster cluster, Map<String, Node> nodesByName, ScaleDown resource, String owner, DrainOptions drain,
+            Instant now) {
+        ScaleDownStatus status = resource.getStatus();
+        ScaleDownSpec spec = resource.getSpec();
         List<String> targets;
         if (status.getTargetNodes() != null && !status.getTargetNodes().isBlank()) {
             // Picked before a restart (and maybe locked): keep the same nodes.
@@ -108,6 +114,11 @@ final class ScaleDownPlanner {
         if (!refusals.isEmpty()) {
             return new Refused(String.join("\n", refusals));
         }
+        return planned(cluster, targets, nodesByName);
+    }
+
+    /** The targets as they start: Pending, with their VM, a down node marked (it is neither cordoned nor drained). */
+    private static Planned planned(KubernetesCluster cluster, List<String> targets, Map<String, Node> nodesByName) {
         List<ScaleDownNodeStatus> nodes = new ArrayList<>();
         for (String target : targets) {
             Optional<VirtualMachine> vm = ScaleDownTargets.vmOf(target, cluster);
