@@ -55,12 +55,17 @@ final class ScaleDownTargets {
                 .toList();
     }
 
-    /** Nodes count-based selection may pick: Ready, schedulable workers with a VM in the cluster's map, locked by no other live operation. */
+    /**
+     * Nodes count-based selection may pick: Ready, schedulable workers with a VM CloudStack created in the
+     * cluster's map, locked by no other live operation. External nodes (4.21+) are hosts someone added on
+     * purpose, removed by another call that keeps their VMs: a count never picks them (so never a mix of
+     * both kinds); they go only when named in spec.nodeNames.
+     */
     static boolean isCandidate(Node node, KubernetesCluster cluster, String owner, Predicate<String> gone) {
         return isSchedulableReadyWorker(node)
                 && NodeAnnotations.excluded(node).isEmpty()
                 && otherHolder(node, owner, gone).isEmpty()
-                && vmOf(node.getMetadata().getName(), cluster).isPresent();
+                && vmOf(node.getMetadata().getName(), cluster).filter(vm -> !vm.isExternalNode()).isPresent();
     }
 
     /** The live operation other than the owner that holds the node's lock, if any (a gone owner's lock is free to take). */

@@ -205,6 +205,14 @@ class ScaleDownTargetsTest {
     }
 
     @Test
+    void aCountNeverPicksAnExternalNode() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged", "", EXTERNAL_ROWS);
+
+        assertThat(ScaleDownTargets.isCandidate(worker("byo-1", null), cluster, OWNER, NONE_GONE)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(worker("w1", null), cluster, OWNER, NONE_GONE)).isTrue();
+    }
+
+    @Test
     void workersOfTheClusterHeldByOtherLiveOperationsAreNamedWithTheirHolder() throws Exception {
         KubernetesCluster cluster = cluster("Running", "CloudManaged", "", ",{\"id\":\"vm-3\",\"name\":\"w3\",\"state\":\"Running\"}");
         String gone = "ScaleDown/deleted/uid-0";
