@@ -123,17 +123,8 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         killOnceCloudStackRuns("detachIso");
         NodeUpgrade done = bed.await("nu-iso-killed", Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
 
-        String controlVm = cloudStack.vmId(control);
-        String workerVm = cloudStack.vmId(worker);
-        assertThat(simulator.calls("attachIso")).as("one attach per VM").extracting(c -> c.param("virtualmachineid"))
-                .containsExactly(controlVm, workerVm);
-        assertThat(simulator.calls("detachIso")).as("one detach per VM").extracting(c -> c.param("virtualmachineid"))
-                .containsExactly(controlVm, workerVm);
-        assertThat(simulator.jobCommands().subList(earlierJobs, simulator.jobCommands().size())).filteredOn(command -> command.equals("attachIso") || command.equals("detachIso"))
-                .containsExactly("attachIso", "detachIso", "attachIso", "detachIso");
+        assertEachVmAttachedAndDetachedOnce(control, worker, earlierJobs);
         assertThat(simulator.calls("listAsyncJobs")).as("the restarted operator looked the lost jobs up").isNotEmpty();
-        assertThat(simulator.vm(controlVm).isoId()).isNull();
-        assertThat(simulator.vm(workerVm).isoId()).isNull();
         assertThat(nodeStatus(done, control).getVersion()).isEqualTo(TARGET);
         assertThat(nodeStatus(done, worker).getVersion()).isEqualTo(TARGET);
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
@@ -162,17 +153,7 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
             awaitHaltedAndRestart(point, Duration.ofSeconds(120));
             NodeUpgrade done = bed.await(name, Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
 
-            String controlVm = cloudStack.vmId(control);
-            String workerVm = cloudStack.vmId(worker);
-            assertThat(simulator.calls("attachIso")).as("one attach per VM").extracting(c -> c.param("virtualmachineid"))
-                    .containsExactly(controlVm, workerVm);
-            assertThat(simulator.calls("detachIso")).as("one detach per VM").extracting(c -> c.param("virtualmachineid"))
-                    .containsExactly(controlVm, workerVm);
-            assertThat(simulator.jobCommands().subList(earlierJobs, simulator.jobCommands().size()))
-                    .filteredOn(command -> command.equals("attachIso") || command.equals("detachIso"))
-                    .containsExactly("attachIso", "detachIso", "attachIso", "detachIso");
-            assertThat(simulator.vm(controlVm).isoId()).isNull();
-            assertThat(simulator.vm(workerVm).isoId()).isNull();
+            assertEachVmAttachedAndDetachedOnce(control, worker, earlierJobs);
             assertThat(kubelets.jobsOn(List.of(control, worker))).as("one upgrade Job per node")
                     .extracting(dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob::node).containsExactlyInAnyOrder(control, worker);
             assertThat(done.getStatus().getNodes()).extracting(UpgradeNodeStatus::getPhase).containsOnly(UpgradeNodeStatus.Phase.Succeeded);
@@ -180,6 +161,22 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         } finally {
             simulator.setDefaultJobOutcome(JobOutcome.succeedsAfterPolls(1));
         }
+    }
+
+    /** CloudStack was asked once to attach and once to detach each node's VM, ran one job of each, and no ISO is left. */
+    private void assertEachVmAttachedAndDetachedOnce(String control, String worker, int earlierJobs) {
+        CloudStackSimulator simulator = cloudStack.simulator();
+        String controlVm = cloudStack.vmId(control);
+        String workerVm = cloudStack.vmId(worker);
+        assertThat(simulator.calls("attachIso")).as("one attach per VM").extracting(c -> c.param("virtualmachineid"))
+                .containsExactly(controlVm, workerVm);
+        assertThat(simulator.calls("detachIso")).as("one detach per VM").extracting(c -> c.param("virtualmachineid"))
+                .containsExactly(controlVm, workerVm);
+        assertThat(simulator.jobCommands().subList(earlierJobs, simulator.jobCommands().size()))
+                .filteredOn(command -> command.equals("attachIso") || command.equals("detachIso"))
+                .containsExactly("attachIso", "detachIso", "attachIso", "detachIso");
+        assertThat(simulator.vm(controlVm).isoId()).isNull();
+        assertThat(simulator.vm(workerVm).isoId()).isNull();
     }
 
     /** SIGKILLs the operator as soon as CloudStack has a job of this command, then starts another. */
