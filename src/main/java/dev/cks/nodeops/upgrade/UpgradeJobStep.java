@@ -157,13 +157,15 @@ final class UpgradeJobStep {
     }
 
     /**
-     * At the end of a CloudStackIso upgrade: whether CloudStack still records the old versions (condition
+     * At the end of an upgrade (either executor): whether CloudStack still records the old versions (condition
      * CloudStackRecordCurrent). Returns the sentence for the final message when it does. A CloudStack that
-     * cannot be read leaves the condition Unknown; the upgrade's outcome does not depend on it.
+     * cannot be read leaves the condition Unknown; the upgrade's outcome does not depend on it. A Script upgrade
+     * may run where no CloudStack keys are configured: then there is no record to compare and no condition.
      */
     Optional<String> checkCloudStackRecord(NodeUpgrade upgrade, Instant now) {
         NodeUpgradeStatus status = upgrade.getStatus();
-        if (upgrade.getSpec().getExecutor().getType() != UpgradeExecutor.Type.CloudStackIso || status.getClusterId() == null) {
+        boolean usesIso = upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.CloudStackIso;
+        if (usesIso && status.getClusterId() == null) {
             return Optional.empty();
         }
         try {
@@ -172,11 +174,22 @@ final class UpgradeJobStep {
             recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, stale.isEmpty(), stale.isPresent() ? "VersionRecordStale" : "VersionRecorded",
                     stale.orElse("CloudStack records " + upgrade.getSpec().getTargetVersion() + " for the cluster and its upgraded nodes."), now);
             return stale;
-        } catch (CloudStackAccess.Unavailable | CloudStackException | CloudStackIsoExecutor.Refused e) {
-            recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CLOUDSTACK_UNAVAILABLE,
-                    "CloudStack's recorded versions could not be read (" + e.getMessage() + "); VMMapAudit's VersionRecordStale findings show them.", now);
-            return Optional.empty();
+        } catch (CloudStackAccess.Unavailable e) {
+            if (!usesIso) {
+                // No keys (or none usable): nothing to compare; a condition left from an earlier check would say something stale.
+                Conditions.remove(status.getConditions(), Conditions.CLOUDSTACK_RECORD_CURRENT);
+                return Optional.empty();
+            }
+            return unreadRecord(upgrade, e, now);
+        } catch (CloudStackException | CloudStackIsoExecutor.Refused e) {
+            return unreadRecord(upgrade, e, now);
         }
+    }
+
+    private Optional<String> unreadRecord(NodeUpgrade upgrade, RuntimeException e, Instant now) {
+        recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CLOUDSTACK_UNAVAILABLE,
+                "CloudStack's recorded versions could not be read (" + e.getMessage() + "); VMMapAudit's VersionRecordStale findings show them.", now);
+        return Optional.empty();
     }
 
     /**

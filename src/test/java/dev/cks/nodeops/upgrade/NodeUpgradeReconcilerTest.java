@@ -453,6 +453,46 @@ class NodeUpgradeReconcilerTest {
     }
 
     @Test
+    void aScriptUpgradeSaysWhenCloudStackStillRecordsTheNodesOldVersionAndWhenItMatches() {
+        simulator.setRecordedNodeVersion(cluster.vmIds().get(1), FROM.substring(1));
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(condition(Conditions.CLOUDSTACK_RECORD_CURRENT)).satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo("VersionRecordStale");
+            assertThat(c.getMessage()).startsWith("CloudStack still records " + FROM.substring(1) + " for node " + W1 + ", not " + TARGET);
+        });
+        assertThat(status.getMessage()).contains("CloudStack still records");
+
+        simulator.setRecordedNodeVersion(cluster.vmIds().get(2), TARGET.substring(1));
+        create(UpgradeExecutor.Type.Script, workerOnly(W2));
+        reconcileToEnd();
+        assertThat(condition(Conditions.CLOUDSTACK_RECORD_CURRENT).getStatus()).isEqualTo("True");
+    }
+
+    @Test
+    void aScriptUpgradeWithoutCloudStackKeysReportsNoRecord() {
+        OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
+        CloudStackAccess noKeys = new CloudStackAccess(() -> {
+            throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret with the CloudStack API URL and keys does not exist");
+        }, Optional.empty());
+        reconciler = new NodeUpgradeReconciler(clock, settings, noKeys, new OperationPorts(nodes, recorder, store), jobs,
+                () -> List.of(nodes.get(CONTROL).getStatus().getNodeInfo().getKubeletVersion()));
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+        upgrade.setStatus(new NodeUpgradeStatus());
+        // A condition from an earlier check (keys since removed) must not linger.
+        Conditions.set(upgrade.getStatus().getConditions(), Conditions.CLOUDSTACK_RECORD_CURRENT, false, "VersionRecordStale", "old", 1L, clock.instant());
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(status.getMessage()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getConditions()).noneMatch(c -> c.getType().equals(Conditions.CLOUDSTACK_RECORD_CURRENT));
+    }
+
+    @Test
     void cloudStackIsoDetachesTheIsoAlsoWhenTheJobFailsBeforeGivingTheNodeUp() {
         failingJobs.add(W1);
         simulator.planJob("detachIso", JobOutcome.succeedsAfterPolls(3));

@@ -293,6 +293,11 @@ public final class CloudStackSimulator implements AutoCloseable {
         return vm;
     }
 
+    /** Marks a cluster VM as added with addNodesToKubernetesCluster (or not), as a later CloudStack version may list it. */
+    public synchronized void setExternalNode(String vmId, boolean external) {
+        vm(vmId).setExternalNode(external);
+    }
+
     /** What CloudStack has recorded as the node's Kubernetes version (its own upgrade updates it; ours does not). */
     public synchronized void setRecordedNodeVersion(String vmId, String version) {
         vm(vmId).setNodeVersion(version);
@@ -959,18 +964,25 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     /**
-     * removeNodesFromKubernetesCluster (4.21+): KubernetesClusterManagerImpl.validateNodes drops ids
-     * without a VM, KubernetesClusterRemoveWorker drains and resets each node and drops it from the
-     * map; the VM itself stays. Not limited to ExternalManaged clusters, nor to external nodes.
+     * removeNodesFromKubernetesCluster (4.21+), as KubernetesClusterManagerImpl.removeNodesFromKubernetesCluster
+     * and KubernetesClusterRemoveWorker do it: validateNodes(remove=true) drops only ids without a VM (no
+     * check that a node is external, in the map, or that the cluster is CloudManaged, and no state check
+     * before the job); the worker moves the cluster Running/Alert → RemovingNodes, drains and resets each
+     * node (kubeadm reset) and drops its map row; the VM itself stays; the size drops by every node
+     * processed. A failed removal moves the cluster back to Running, not Alert (KubernetesCluster.State:
+     * RemovingNodes + OperationFailed → Running). The job names the cluster while it runs
+     * (RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId); every failure is a 530
+     * "Failed to remove node(s) from Kubernetes cluster ID: … due to: …" (its execute wraps all exceptions).
      */
     private Answer removeNodesFromCluster(Map<String, String> params, SimulatedAccount caller) {
         String command = "removeNodesFromKubernetesCluster";
         SimulatedCluster cluster = knownCluster(command, params.get("id"));
         List<String> nodeIds = knownVmIds(command, "nodeids", params.get("nodeids"));
-        return startJob(command, caller, null, null, () -> {
+        return startJob(command, caller, "KubernetesCluster", cluster.id(), () -> {
             List<SimulatedVm> valid = nodeIds.stream().map(vms::get).filter(vm -> vm != null).toList();
             if (valid.isEmpty()) {
-                throw jobInternalError("No valid nodes found to be removed from the Kubernetes cluster");
+                throw jobInternalError("Failed to remove node(s) from Kubernetes cluster ID: " + cluster.id()
+                        + " due to: No valid nodes found to be removed from the Kubernetes cluster");
             }
             cluster.setState("RemovingNodes");
             return new JobWork(() -> {
@@ -982,7 +994,7 @@ public final class CloudStackSimulator implements AutoCloseable {
                 }
                 cluster.setSize(cluster.size() - valid.size());
                 cluster.setState("Running");
-            }, () -> wrap("kubernetescluster", clusterJson(cluster, caller)), () -> cluster.setState("Alert"));
+            }, () -> wrap("kubernetescluster", clusterJson(cluster, caller)), () -> cluster.setState("Running"));
         });
     }
 
