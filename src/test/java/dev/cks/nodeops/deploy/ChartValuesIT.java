@@ -111,7 +111,8 @@ class ChartValuesIT {
     @Test
     void helmTestIsAJobHookThatAsksForReadiness() throws Exception {
         String test = rendered("r", "--show-only", "templates/tests/test-ready.yaml");
-        assertThat(test).contains("helm.sh/hook: test", "kind: Job", "/q/health/ready", "r-cks-node-operator-metrics");
+        assertThat(test).contains("helm.sh/hook: test", "kind: Job", "/q/health/ready",
+                "$(R_CKS_NODE_OPERATOR_METRICS_SERVICE_HOST):$(R_CKS_NODE_OPERATOR_METRICS_SERVICE_PORT_HTTP)");
     }
 
     private static String rendered(String release, String... args) throws Exception {

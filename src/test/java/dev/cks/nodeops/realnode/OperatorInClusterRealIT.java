@@ -88,6 +88,7 @@ class OperatorInClusterRealIT {
                 "--set", "cloudstack.secretName=" + cloudStack.operatorProperties().get("cks.cloudstack.secret-name"),
                 "--set", "cloudstack.clusterId=" + cloudStack.cluster().id(),
                 "--set", "upgrade.jobImage=" + bed.realNode("shellImage"),
+                "--set", "tests.image=" + bed.realNode("shellImage"),
                 "--set-file", "upgrade.scripts.realnode=" + script,
                 "--set", "audit.enabled=false",
                 "--wait", "--timeout", "5m");
@@ -226,8 +227,33 @@ class OperatorInClusterRealIT {
      * NodeUpgrades carry the operator's finalizer: deleted without the operator they stay
      * Terminating until it returns, or until their finalizer is removed by hand.
      */
+    /**
+     * `helm test` as a cluster owner runs it after an install: its pod (on the real node, where the
+     * operator may run; a KWOK node would only pretend to run it) asks the metrics Service for the
+     * readiness probe. It passes while a replica is ready and fails when none is.
+     */
     @Test
     @Order(8)
+    void helmTestPassesWhileAReplicaIsReadyAndFailsWhenNoneIs() {
+        operatorPod();
+        TestBed.ToolResult passed = bed.runTool("helm", "test", RELEASE, "-n", NAMESPACE, "--timeout", "3m");
+        assertThat(passed.exitCode()).as(passed.output()).isZero();
+        assertThat(passed.output()).containsPattern("Phase:\\s+Succeeded");
+
+        client.apps().deployments().inNamespace(NAMESPACE).withName(FULLNAME).scale(0);
+        try {
+            Awaitility.await("no operator pod").atMost(Duration.ofMinutes(2)).until(() -> operatorPods().isEmpty());
+            TestBed.ToolResult failed = bed.runTool("helm", "test", RELEASE, "-n", NAMESPACE, "--timeout", "3m");
+            assertThat(failed.exitCode()).as("helm test without a ready replica: %s", failed.output()).isNotZero();
+            assertThat(failed.output()).contains(FULLNAME + "-test-ready");
+        } finally {
+            client.apps().deployments().inNamespace(NAMESPACE).withName(FULLNAME).scale(1);
+        }
+        operatorPod();
+    }
+
+    @Test
+    @Order(9)
     void helmUninstallLeavesTheCrdsAndTheCustomResources() {
         VMMapAudit audit = new VMMapAudit();
         audit.getMetadata().setName("real-kept");
