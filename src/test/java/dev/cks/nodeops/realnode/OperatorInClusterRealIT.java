@@ -237,7 +237,7 @@ class OperatorInClusterRealIT {
     void helmTestPassesWhileAReplicaIsReadyAndFailsWhenNoneIs() {
         operatorPod();
         TestBed.ToolResult passed = bed.runTool("helm", "test", RELEASE, "-n", NAMESPACE, "--timeout", "3m");
-        assertThat(passed.exitCode()).as(passed.output()).isZero();
+        assertThat(passed.exitCode()).as("%s%nits pods:%n%s", passed.output(), testPodsAndLogs()).isZero();
         assertThat(passed.output()).containsPattern("Phase:\\s+Succeeded");
 
         client.apps().deployments().inNamespace(NAMESPACE).withName(FULLNAME).scale(0);
@@ -277,6 +277,17 @@ class OperatorInClusterRealIT {
         client.resources(VMMapAudit.class).withName("real-kept").delete();
         Awaitility.await("both gone").atMost(Duration.ofSeconds(30)).until(() -> client.resources(ScaleDown.class).withName("real-held").get() == null
                 && client.resources(VMMapAudit.class).withName("real-kept").get() == null);
+    }
+
+    /** The helm test Job's pods, their state and their log: why a `helm test` failed. */
+    private String testPodsAndLogs() {
+        StringBuilder out = new StringBuilder();
+        for (Pod pod : client.pods().inNamespace(NAMESPACE).withLabel("job-name", FULLNAME + "-test-ready").list().getItems()) {
+            out.append(pod.getMetadata().getName()).append(" on ").append(pod.getSpec().getNodeName()).append(": ")
+                    .append(pod.getStatus().getContainerStatuses()).append('\n')
+                    .append(client.pods().inNamespace(NAMESPACE).withName(pod.getMetadata().getName()).getLog()).append('\n');
+        }
+        return out.toString();
     }
 
     private List<Pod> operatorPods() {
