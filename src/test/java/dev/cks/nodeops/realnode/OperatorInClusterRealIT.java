@@ -291,7 +291,9 @@ class OperatorInClusterRealIT {
     }
 
     private List<Pod> operatorPods() {
-        return client.pods().inNamespace(NAMESPACE).withLabel("app.kubernetes.io/instance", RELEASE).list().getItems().stream()
+        // The Deployment's selector: not the helm test's pods (a failed test's stay, as Helm leaves them).
+        return client.pods().inNamespace(NAMESPACE).withLabel("app.kubernetes.io/instance", RELEASE)
+                .withLabel("app.kubernetes.io/name", "cks-node-operator").list().getItems().stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
     }
 
