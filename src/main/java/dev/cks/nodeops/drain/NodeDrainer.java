@@ -139,11 +139,14 @@ public final class NodeDrainer {
             return finish(Outcome.DONE, next, "", 0);
         }
 
-        List<Pod> terminating = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).toList();
+        // A watch may still show a pod this drain evicted without its deletion timestamp: it is leaving all the
+        // same (the server accepted its eviction; the same uid is the same pod), and is not sent again.
+        Set<String> evictedEarlier = watch == null ? Set.of() : Set.copyOf(next.getPodsSeen());
+        List<Pod> terminating = toRemove.stream().filter(p -> leaving(p, evictedEarlier)).toList();
         // Pods of a higher drain-order wait until every pod of a lower order is gone.
         int order = PodDrainPolicy.current(toRemove);
-        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) == order).toList();
-        List<Pod> later = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) != order).toList();
+        List<Pod> due = toRemove.stream().filter(p -> !leaving(p, evictedEarlier) && PodDrainPolicy.order(p) == order).toList();
+        List<Pod> later = toRemove.stream().filter(p -> !leaving(p, evictedEarlier) && PodDrainPolicy.order(p) != order).toList();
         // Budget-aware: send only the evictions the budgets allow now, so pods that could not go anyway
         // cost no 429. Not when giving up (a dry run of every pod tells why each is still there, without
         // evicting anything more), nor for plain deletes (they bypass budgets).
@@ -385,7 +388,14 @@ public final class NodeDrainer {
         }
     }
 
+    private static boolean leaving(Pod pod, Set<String> evictedEarlier) {
+        return pod.getMetadata().getDeletionTimestamp() != null || evictedEarlier.contains(refOf(pod).key());
+    }
+
     private static String terminatingDetail(Pod pod, Instant now) {
+        if (pod.getMetadata().getDeletionTimestamp() == null) {
+            return "evicted";
+        }
         Instant deleted = Timestamps.parse(pod.getMetadata().getDeletionTimestamp());
         long seconds = deleted == null ? 0 : Math.max(0, Duration.between(deleted, now).getSeconds());
         List<String> finalizers = pod.getMetadata().getFinalizers();
