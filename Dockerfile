@@ -10,7 +10,13 @@ COPY target/image/dependencies/ /
 COPY target/image/application/ /
 USER 185:185
 WORKDIR /deployments
-# JVM defaults: see java_options in hack/image.sh for why each is there.
+# The image's JVM defaults, the one place for them (hack/image.sh reads them from here), sized for the
+# operator (docs/benchmarks.md, "Idle beside 1,000 Nodes": live heap ~40 MB): the serial collector (no
+# G1 regions or remembered sets; pauses of a ~100 MB heap are milliseconds), the heap at a quarter of
+# the container's memory limit and given back when free, the C1 compiler only (start-up and idle CPU
+# matter here, not peak throughput), smaller thread stacks and code cache, one Netty arena (a handful of
+# API connections), and two glibc malloc arenas. The chart's jvmOptions replaces JDK_JAVA_OPTIONS; the
+# log manager is on the command line (ENTRYPOINT) so that no override loses it.
 ENV PATH=/opt/java/bin JAVA_HOME=/opt/java LANG=C.UTF-8 MALLOC_ARENA_MAX=2 \
     JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:MaxRAMPercentage=25 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
 EXPOSE 8080

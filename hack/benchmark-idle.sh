@@ -18,9 +18,11 @@ name=cksidle
 java="$root/target/image/runtime/opt/java/bin/java"
 jar="$root/target/quarkus-app/quarkus-run.jar"
 limit=$(sed -n 's/^  limits: {memory: \([0-9]*\)Mi}$/\1/p' "$root/deploy/helm/cks-node-operator/values.yaml")
-image_options=$(sed -n 's/^java_options="\(.*\)"$/\1/p' "$root/hack/image.sh")
+image_options=$(sed -n 's/^ *JDK_JAVA_OPTIONS="\(.*\)"$/\1/p' "$root/Dockerfile")
+image_arenas=$(sed -n 's/.*MALLOC_ARENA_MAX=\([0-9][0-9]*\).*/\1/p' "$root/Dockerfile")
 [ -x "$java" ] && [ -f "$jar" ] || { echo "build first: ./mvnw package -DskipTests && hack/image.sh" >&2; exit 1; }
 [ -n "$limit" ] || { echo "cannot read the chart's memory limit from values.yaml" >&2; exit 1; }
+[ -n "$image_options" ] && [ -n "$image_arenas" ] || { echo "cannot read the image's JVM options from the Dockerfile" >&2; exit 1; }
 
 kubeconfig=$("$root/hack/testbed.sh" up "$name" "$nodes" | tail -1)
 trap '"$root/hack/testbed.sh" down "$name" >/dev/null 2>&1 || true' EXIT
@@ -64,5 +66,5 @@ measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
 
 for run in $(seq "$runs"); do
   measure old "-XX:MaxRAMPercentage=75" ""
-  measure new "$image_options" 2
+  measure new "$image_options" "$image_arenas"
 done

@@ -29,16 +29,14 @@ uid=185
 # The modules the operator's dependencies use (java.desktop for java.beans, jdk.crypto.ec for TLS
 # with EC keys, jdk.management for the JVM metrics, jdk.unsupported for Netty).
 modules=java.base,java.desktop,java.logging,java.management,java.naming,java.net.http,java.security.jgss,java.sql,java.xml,jdk.crypto.ec,jdk.management,jdk.unsupported,jdk.zipfs
-# JVM defaults sized for the operator (docs/benchmarks.md, "Idle beside 1,000 Nodes": live heap ~40 MB):
-# the serial collector (no G1 regions or remembered sets; pauses of a ~100 MB heap are milliseconds), the
-# heap at a quarter of the container's memory limit and given back when free, the C1 compiler only
-# (start-up and idle CPU matter here, not peak throughput), smaller thread stacks and code cache, one
-# Netty arena (a handful of API connections), and two glibc malloc arenas. The chart's jvmOptions
-# replaces JDK_JAVA_OPTIONS; the log manager is on the command line so that no override loses it.
-java_options="-XX:+UseSerialGC -XX:MaxRAMPercentage=25 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
-
 say() { printf '[image] %s\n' "$*" >&2; }
 fail() { printf 'image: %s\n' "$*" >&2; exit 1; }
+
+# The image's JVM defaults and malloc arenas are the Dockerfile's (where they are explained): one place
+# for both ways of building the image.
+java_options=$(sed -n 's/^ *JDK_JAVA_OPTIONS="\(.*\)"$/\1/p' "$root/Dockerfile")
+malloc_arenas=$(sed -n 's/.*MALLOC_ARENA_MAX=\([0-9][0-9]*\).*/\1/p' "$root/Dockerfile")
+[ -n "$java_options" ] && [ -n "$malloc_arenas" ] || fail "cannot read JDK_JAVA_OPTIONS and MALLOC_ARENA_MAX from the Dockerfile"
 
 [ -f "$app/quarkus-run.jar" ] || fail "no $app/quarkus-run.jar: build the application first (./mvnw package -DskipTests)"
 java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
@@ -81,7 +79,7 @@ chmod 1777 "$stage/runtime/tmp"
 
 say "layers, image config, OCI layout and docker-archive"
 oci_image "$name:$tag" "$root/target/$name-$tag" "\"User\":\"$uid:$uid\",\"WorkingDir\":\"/deployments\",\
-\"Env\":[\"PATH=/opt/java/bin\",\"JAVA_HOME=/opt/java\",\"LANG=C.UTF-8\",\"MALLOC_ARENA_MAX=2\",\"JDK_JAVA_OPTIONS=$java_options\"],\
+\"Env\":[\"PATH=/opt/java/bin\",\"JAVA_HOME=/opt/java\",\"LANG=C.UTF-8\",\"MALLOC_ARENA_MAX=$malloc_arenas\",\"JDK_JAVA_OPTIONS=$java_options\"],\
 \"Entrypoint\":[\"/opt/java/bin/java\",\"-Djava.util.logging.manager=org.jboss.logmanager.LogManager\",\"-jar\",\"/deployments/quarkus-run.jar\"],\"ExposedPorts\":{\"8080/tcp\":{}},\
 \"Labels\":{\"org.opencontainers.image.title\":\"$name\",\"org.opencontainers.image.version\":\"$tag\"}" \
   "$stage/runtime" "$stage/dependencies" "$stage/application"

@@ -154,6 +154,21 @@ node_manifest() { # name role version
   printf '%s\n' "$template"
 }
 
+# A free port of this bed's own, away from where kwokctl looks: it hands out free ports from 32767
+# down, so beds created at the same moment race for the same ports, and a bed created while this
+# one's kube-apiserver or etcd is stopped (an outage test) takes the port that process comes back on.
+OWN_PORTS=" "
+own_port() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$(( 20000 + RANDOM % 10000 ))
+    case "$OWN_PORTS" in *" $port "*) continue ;; esac
+    ss -Hltn "sport = :$port" | grep -q . || { OWN_PORTS="$OWN_PORTS$port "; echo "$port"; return 0; }
+  done
+  echo "testbed: no free port between 20000 and 29999" >&2
+  return 1
+}
+
 cmd_up() { # name workers
   local name="${1:-cksbed}" workers="${2:-3}"
   cmd_build
@@ -166,7 +181,12 @@ cmd_up() { # name workers
   local audit=()
   [ -n "${TESTBED_AUDIT_POLICY:-}" ] && audit=(--kube-audit-policy "$TESTBED_AUDIT_POLICY")
   say "starting cluster $name (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) $K8S_VERSION"
-  kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" \
+  # Each port picked apart, so that the next one's check knows it is taken (own_port runs in a subshell).
+  local ports=() component
+  for component in kube-apiserver etcd controller kube-controller-manager kube-scheduler; do
+    ports+=("--$component-port" "$(OWN_PORTS="$OWN_PORTS${ports[*]:-} " own_port)")
+  done
+  kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" "${ports[@]}" \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-controller-manager-binary "$BIN/kube-controller-manager" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
@@ -216,9 +236,15 @@ cmd_stop_component() { # name component
   local dir="$CLUSTERS/clusters/$1" component="$2"
   local pidfile="$dir/pids/$component.pid"
   [ -f "$pidfile" ] || { echo "testbed: no $component in cluster $1 ($pidfile)" >&2; exit 1; }
+  # Every running component's command line is kept: those that exit while this one is away are
+  # started again by start-component, as a kubeadm node's kubelet restarts its static pods.
+  local f p
+  for f in "$dir"/pids/*.pid; do
+    p=$(cat "$f")
+    [ -r "/proc/$p/cmdline" ] && tr '\0' '\n' < "/proc/$p/cmdline" > "${f%.pid}.cmdline"
+  done
   local pid; pid=$(cat "$pidfile")
   if [ -r "/proc/$pid/cmdline" ]; then
-    tr '\0' '\n' < "/proc/$pid/cmdline" > "$dir/pids/$component.cmdline"
     kill -KILL "$pid"
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
   fi
@@ -226,15 +252,31 @@ cmd_stop_component() { # name component
   say "stopped $component of $1 (pid $pid)"
 }
 
-cmd_start_component() { # name component
-  local dir="$CLUSTERS/clusters/$1" component="$2"
+# Starts a component from its saved command line unless it runs.
+start_saved() { # dir name component
+  local dir="$1" name="$2" component="$3"
   local pidfile="$dir/pids/$component.pid" saved="$dir/pids/$component.cmdline"
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then say "$component of $1 is running"; return 0; fi
-  [ -s "$saved" ] || { echo "testbed: no saved command line for $component of $1 (stop it with stop-component first)" >&2; exit 1; }
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then say "$component of $name is running"; return 0; fi
+  [ -s "$saved" ] || { echo "testbed: no saved command line for $component of $name (stop it with stop-component first)" >&2; exit 1; }
   local cmd=(); mapfile -t cmd < "$saved"
   # Its own session and no inherited descriptors: it outlives this script, and nobody waits on its output.
-  (cd "$dir" && setsid "${cmd[@]}" >> "$dir/logs/$component.log" 2>&1 < /dev/null & echo $! > "$pidfile")
-  say "started $component of $1 again (pid $(cat "$pidfile"))"
+  # The pid written is the component's own (exec), without a newline, as kwokctl writes it: its delete
+  # parses the file with strconv.Atoi and kills that pid. Otherwise the process would outlive the bed.
+  (cd "$dir" && exec setsid "${cmd[@]}" >> "$dir/logs/$component.log" 2>&1 < /dev/null) &
+  printf '%s' "$!" > "$pidfile"
+  say "started $component of $name again (pid $(cat "$pidfile"))"
+}
+
+cmd_start_component() { # name component
+  local dir="$CLUSTERS/clusters/$1" component="$2"
+  start_saved "$dir" "$1" "$component"
+  # kube-controller-manager (and the scheduler) exit when they cannot reach the API server for their
+  # leader election's renew deadline; on a kubeadm node the kubelet starts them again. So here.
+  local f other
+  for f in "$dir"/pids/*.cmdline; do
+    other=$(basename "$f" .cmdline)
+    [ "$other" = "$component" ] || start_saved "$dir" "$1" "$other"
+  done
 }
 
 case "${1:-}" in

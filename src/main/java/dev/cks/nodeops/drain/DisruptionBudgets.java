@@ -35,6 +35,15 @@ public final class DisruptionBudgets {
                 .toList();
     }
 
+    /**
+     * Whether the newer version of a budget may let a held drain move on: it allows more disruptions than
+     * the older one, or its status became one the drain trusts (computed for the current spec).
+     */
+    public static boolean loosened(PodDisruptionBudget older, PodDisruptionBudget newer) {
+        return numbers(newer).disruptionsAllowed() > numbers(older).disruptionsAllowed()
+                || EvictionRound.trusted(newer) && !EvictionRound.trusted(older);
+    }
+
     /** The budget a 429's causes name, if they name one. */
     public static Optional<String> namedIn(List<String> causes) {
         for (String cause : causes) {

@@ -43,6 +43,11 @@ public final class NodeDrainer {
     /** How soon to look again while the drain only waits for pods annotated wait-completed, which may run for hours. */
     public static final Duration CHECK_COMPLETION = Duration.ofSeconds(5);
     /**
+     * While watches wake the drain (a pod leaving, a budget allowing more), the look it would have taken
+     * within a second waits this long instead: only in case a wake-up got lost.
+     */
+    public static final Duration WATCHED_FALLBACK = Duration.ofSeconds(5);
+    /**
      * Up to this many namespaces, budgets are listed namespace by namespace (each answer holds only
      * budgets that can matter); beyond it one cluster-wide list is fewer requests.
      */
@@ -52,24 +57,48 @@ public final class NodeDrainer {
     private final KubernetesClient client;
     private final EvictionApi evictions;
     private final EvictionListener listener;
+    private final DrainWatches watches;
 
+    /** A drainer that lists on every step. */
     public NodeDrainer(KubernetesClient client) {
-        this(client, EvictionListener.NONE);
-    }
-
-    public NodeDrainer(KubernetesClient client, EvictionListener listener) {
-        this.client = client;
-        this.evictions = new EvictionApi(client);
-        this.listener = listener;
+        this(client, EvictionListener.NONE, null);
     }
 
     /**
-     * One bounded step of draining the node.
+     * @param watches where steps given a wake-up read the node's pods and budgets; null: every step lists
+     */
+    public NodeDrainer(KubernetesClient client, EvictionListener listener, DrainWatches watches) {
+        this.client = client;
+        this.evictions = new EvictionApi(client);
+        this.listener = listener;
+        this.watches = watches;
+    }
+
+    /** One bounded step of draining the node, reading the API server (see {@link #step(String, DrainOptions, DrainState, Instant, Instant, Runnable)}). */
+    public DrainResult step(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+        return step(node, options, state, deadline, now, null);
+    }
+
+    /**
+     * One bounded step of draining the node. With a wake-up (and the drainer's {@link DrainWatches}) the
+     * step reads the node's pods and budgets from watches, which call {@code wake} when a pod leaves the
+     * node or a budget allows more disruptions; it looks again on its own only after {@link #WATCHED_FALLBACK}.
+     * A drain is declared done only after a list of the node's pods confirms it. The watches stop when the
+     * drain ends; a watch that cannot start or has stopped watching makes the step list, as without one.
      *
      * @param state from the last step (or a new one); not modified, the result carries the next state
      * @param deadline the operation's deadline, or null
+     * @param wake null: read the API server on every step
      */
-    public DrainResult step(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+    public DrainResult step(String node, DrainOptions options, DrainState state, Instant deadline, Instant now, Runnable wake) {
+        DrainResult result = stepOnce(node, options, state, deadline, now, wake);
+        if (result.finished() && watches != null) {
+            watches.stop(node);
+        }
+        return result;
+    }
+
+    private DrainResult stepOnce(String node, DrainOptions options, DrainState state, Instant deadline, Instant now, Runnable wake) {
         DrainState next = DrainState.copyOf(state);
         PodFilters filters;
         try {
@@ -84,43 +113,40 @@ public final class NodeDrainer {
                     List.of(), false, List.of());
         }
         boolean givingUp = decision.kind() == DrainSchedule.Kind.GIVE_UP;
+        DrainWatches.NodeWatch watch = watchOf(node, wake, now, next);
 
-        List<Pod> pods;
+        Sorted sorted;
         try {
-            pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems();
+            sorted = Sorted.of(watch != null ? watch.pods() : listPods(node), filters);
+            if (watch != null && sorted.nothingLeft()) {
+                // "Drained" is the API server's word, not a watch's that may lag behind it.
+                sorted = Sorted.of(listPods(node), filters);
+            }
         } catch (KubernetesClientException e) {
             next.setLastApiError(BlockedByReport.tail("listing the pods of node " + node + ": " + e.getMessage()));
             String report = BlockedByReport.format(node, List.of(), Map.of(), next.getLastApiError());
             return givingUp ? finish(Outcome.BLOCKED, next, report + "\n" + decision.why(), -1)
                     : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt(), List.of());
         }
-
-        List<Pod> toRemove = new ArrayList<>();
-        List<Pod> awaited = new ArrayList<>();
-        List<StuckPod> refused = new ArrayList<>();
-        for (Pod pod : pods) {
-            PodVerdict verdict = filters.verdict(pod);
-            switch (verdict.action()) {
-                case EVICT -> toRemove.add(pod);
-                case REFUSE -> refused.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.REFUSED, verdict.reason()));
-                case WAIT -> awaited.add(pod);
-                case SKIP -> { }
-            }
-        }
-        if (!refused.isEmpty()) {
+        List<Pod> toRemove = sorted.toRemove();
+        List<Pod> awaited = sorted.awaited();
+        if (!sorted.refused().isEmpty()) {
             // kubectl refuses the whole drain before evicting anything: a half-drained node helps nobody.
-            return finish(Outcome.FAILED, next, BlockedByReport.format(node, refused, Map.of(), null), refused.size());
+            return finish(Outcome.FAILED, next, BlockedByReport.format(node, sorted.refused(), Map.of(), null), sorted.refused().size());
         }
-        if (toRemove.isEmpty() && awaited.isEmpty()) {
+        if (sorted.nothingLeft()) {
             next.setBlockedBy(null);
             return finish(Outcome.DONE, next, "", 0);
         }
 
-        List<Pod> terminating = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).toList();
+        // A watch may still show a pod this drain evicted without its deletion timestamp: it is leaving all the
+        // same (the server accepted its eviction; the same uid is the same pod), and is not sent again.
+        Set<String> evictedEarlier = watch == null ? Set.of() : Set.copyOf(next.getPodsSeen());
+        List<Pod> terminating = toRemove.stream().filter(p -> leaving(p, evictedEarlier)).toList();
         // Pods of a higher drain-order wait until every pod of a lower order is gone.
         int order = PodDrainPolicy.current(toRemove);
-        List<Pod> due = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) == order).toList();
-        List<Pod> later = toRemove.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodDrainPolicy.order(p) != order).toList();
+        List<Pod> due = toRemove.stream().filter(p -> !leaving(p, evictedEarlier) && PodDrainPolicy.order(p) == order).toList();
+        List<Pod> later = toRemove.stream().filter(p -> !leaving(p, evictedEarlier) && PodDrainPolicy.order(p) != order).toList();
         // Budget-aware: send only the evictions the budgets allow now, so pods that could not go anyway
         // cost no 429. Not when giving up (a dry run of every pod tells why each is still there, without
         // evicting anything more), nor for plain deletes (they bypass budgets).
@@ -128,7 +154,8 @@ public final class NodeDrainer {
         List<Pod> send = due;
         Map<Pod, String> heldBack = Map.of();
         if (!givingUp && !Boolean.TRUE.equals(options.getDisableEviction()) && !due.isEmpty()) {
-            Map<String, List<PodDisruptionBudget>> listed = listBudgets(due, next);
+            Map<String, List<PodDisruptionBudget>> listed = watch != null ? watchedBudgets(watch, due, next, now) : null;
+            listed = listed != null ? listed : listBudgets(due, next);
             if (listed != null) {
                 budgetsListed = listed;
                 EvictionRound.Plan plan = EvictionRound.plan(due, listed.values().stream().flatMap(List::stream).toList());
@@ -191,6 +218,9 @@ public final class NodeDrainer {
             blockedByNamespace.computeIfAbsent(pod.getMetadata().getNamespace(), n -> new ArrayList<>()).add(pod);
             stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.DISRUPTION_BUDGET, held.getValue()));
         }
+        if (watch != null) {
+            watch.spent(evicted, budgetsListed, now);
+        }
         Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next, budgetsListed, evicted);
         String report = BlockedByReport.format(node, stuck, budgets, givingUp ? next.getLastApiError() : null);
         int remaining = toRemove.size() - gone + awaited.size();
@@ -211,8 +241,64 @@ public final class NodeDrainer {
         boolean podsLeaving = !evicted.isEmpty() || !terminating.isEmpty() || gone > 0;
         boolean onlyAwaiting = toRemove.size() == gone;
         Duration again = onlyAwaiting && !apiError ? CHECK_COMPLETION : EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
+        if (watch != null && again.compareTo(WATCHED_FALLBACK) < 0) {
+            // What the drain waits for (a pod leaving, a budget allowing more) wakes it.
+            again = WATCHED_FALLBACK;
+        }
         return inProgress(next, report, remaining, BlockedByReport.budgetHolds(stuck, budgets), podsLeaving, now.plus(again),
                 decision.attemptEndsAt(), held);
+    }
+
+    /** The node's pods the drain acts on, sorted by what it does with them. */
+    private record Sorted(List<Pod> toRemove, List<Pod> awaited, List<StuckPod> refused) {
+        static Sorted of(List<Pod> pods, PodFilters filters) {
+            Sorted sorted = new Sorted(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+            for (Pod pod : pods) {
+                PodVerdict verdict = filters.verdict(pod);
+                switch (verdict.action()) {
+                    case EVICT -> sorted.toRemove.add(pod);
+                    case REFUSE -> sorted.refused.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.REFUSED,
+                            verdict.reason()));
+                    case WAIT -> sorted.awaited.add(pod);
+                    case SKIP -> { }
+                }
+            }
+            return sorted;
+        }
+
+        boolean nothingLeft() {
+            return refused.isEmpty() && toRemove.isEmpty() && awaited.isEmpty();
+        }
+    }
+
+    private List<Pod> listPods(String node) {
+        return client.pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems();
+    }
+
+    /** The node's watches when this step may read them: a wake-up given, started, and still watching; else null (the step lists). */
+    private DrainWatches.NodeWatch watchOf(String node, Runnable wake, Instant now, DrainState next) {
+        if (watches == null || wake == null) {
+            return null;
+        }
+        try {
+            DrainWatches.NodeWatch watch = watches.of(node, wake, now);
+            return watch.watching() ? watch : null;
+        } catch (KubernetesClientException e) {
+            next.setLastApiError(BlockedByReport.tail(e.getMessage()));
+            return null;
+        }
+    }
+
+    /** The budgets of the pods' namespaces from the watches; null when a watch of a new namespace could not start. */
+    private static Map<String, List<PodDisruptionBudget>> watchedBudgets(DrainWatches.NodeWatch watch, List<Pod> due, DrainState next, Instant now) {
+        Set<String> namespaces = new TreeSet<>();
+        due.forEach(p -> namespaces.add(p.getMetadata().getNamespace()));
+        try {
+            return watch.budgets(namespaces, now);
+        } catch (KubernetesClientException e) {
+            next.setLastApiError(BlockedByReport.tail(e.getMessage()));
+            return null;
+        }
     }
 
     /** The pods budgets keep on the node (held back, or refused with 429), with their labels for the ladder's selectors. */
@@ -302,7 +388,14 @@ public final class NodeDrainer {
         }
     }
 
+    private static boolean leaving(Pod pod, Set<String> evictedEarlier) {
+        return pod.getMetadata().getDeletionTimestamp() != null || evictedEarlier.contains(refOf(pod).key());
+    }
+
     private static String terminatingDetail(Pod pod, Instant now) {
+        if (pod.getMetadata().getDeletionTimestamp() == null) {
+            return "evicted";
+        }
         Instant deleted = Timestamps.parse(pod.getMetadata().getDeletionTimestamp());
         long seconds = deleted == null ? 0 : Math.max(0, Duration.between(deleted, now).getSeconds());
         List<String> finalizers = pod.getMetadata().getFinalizers();

@@ -16,11 +16,16 @@
  *
  * <p>Evictions are budget-aware: before each round the drain reads the PodDisruptionBudgets of the pods'
  * namespaces and sends, per budget, at most {@code status.disruptionsAllowed} evictions
- * ({@link dev.cks.nodeops.drain.EvictionRound}); the rest wait for a look about a second later instead of
- * costing a 429 each. The API server still decides every eviction.
+ * ({@link dev.cks.nodeops.drain.EvictionRound}); the rest wait instead of costing a 429 each. The API
+ * server still decides every eviction.
+ *
+ * <p>Given a wake-up, a step reads the node's pods and the budgets from {@link dev.cks.nodeops.drain.DrainWatches}
+ * (per node, started by its first step, stopped when its drain ends), which wake the drain's owner when a
+ * pod leaves or a budget allows more; evictions the watch does not show yet still count against their
+ * budget ({@link dev.cks.nodeops.drain.SpentBudgets}), and "drained" is confirmed by a list.
  *
  * <p>Pure decisions ({@link dev.cks.nodeops.drain.PodFilters}, {@link dev.cks.nodeops.drain.PodSelector},
- * {@link dev.cks.nodeops.drain.DrainSchedule}, {@link dev.cks.nodeops.drain.EvictionRound},
+ * {@link dev.cks.nodeops.drain.DrainSchedule}, {@link dev.cks.nodeops.drain.EvictionRound}, {@link dev.cks.nodeops.drain.SpentBudgets},
  * {@link dev.cks.nodeops.drain.BlockedByReport}, {@link dev.cks.nodeops.drain.PreflightPrediction}) are unit-tested; the API edges
  * ({@link dev.cks.nodeops.drain.EvictionApi}, the list calls in the drainer and the preflight) are tested
  * against the real control plane of the test bed.

@@ -26,6 +26,12 @@ public enum KillPoint {
     SCALEDOWN_SCALE_ANSWERED("scaledown.scale.answered", "scaleKubernetesCluster answered with its job, before the job id is written"),
     SCALEDOWN_SCALE_DONE("scaledown.scale.done", "the scale job seen succeeded, before any Node object is deleted"),
     SCALEDOWN_NODE_DELETED("scaledown.node-deleted", "the Node object of a removed VM deleted, before Succeeded is written"),
+    // ScaleDown: removal of external nodes by removeNodesFromKubernetesCluster (CloudStack 4.21+)
+    SCALEDOWN_REMOVE_NODES_INTENT("scaledown.remove-nodes.intent",
+            "the removal intent (its command included) persisted, before removeNodesFromKubernetesCluster is sent"),
+    SCALEDOWN_REMOVE_NODES_ANSWERED("scaledown.remove-nodes.answered",
+            "removeNodesFromKubernetesCluster answered with its job, before the job id is written"),
+    SCALEDOWN_REMOVE_NODES_DONE("scaledown.remove-nodes.done", "the remove-nodes job seen succeeded, before any Node object is deleted"),
     // ScaleDown: removal by destroyVirtualMachine
     SCALEDOWN_DESTROY_NODE_DELETED("scaledown.destroy.node-deleted", "a node's Node object deleted, before its VM is touched"),
     SCALEDOWN_UNMAP_ANSWERED("scaledown.unmap.answered",

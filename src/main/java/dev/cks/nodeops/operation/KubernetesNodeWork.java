@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -16,6 +17,7 @@ import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
 import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.drain.DrainWatches;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.EvictionListener;
@@ -43,7 +45,9 @@ public final class KubernetesNodeWork implements NodeWork {
     private final Cordon cordons;
     private final NodeLock locks;
     private final NodeDrainer drainer;
+    private final DrainWatches drainWatches;
     private final DrainPreflight preflight;
+    private volatile Consumer<String> wakeOwner = owner -> { };
 
     /**
      * @param allNodes how nodes are read: from the API, or from an informer's cache when the operation watches Nodes
@@ -56,7 +60,8 @@ public final class KubernetesNodeWork implements NodeWork {
         this.cordons = new Cordon(client);
         this.locks = new NodeLock(client);
         KubernetesClient drainClient = DrainClient.from(client);
-        this.drainer = new NodeDrainer(drainClient, evictions);
+        this.drainWatches = new DrainWatches(client);
+        this.drainer = new NodeDrainer(drainClient, evictions, drainWatches);
         this.preflight = new DrainPreflight(drainClient);
     }
 
@@ -117,8 +122,18 @@ public final class KubernetesNodeWork implements NodeWork {
     }
 
     @Override
-    public DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
-        return drainer.step(node, options, state, deadline, now);
+    public DrainResult drain(String node, String owner, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+        return drainer.step(node, options, state, deadline, now, () -> wakeOwner.accept(owner));
+    }
+
+    @Override
+    public void onDrainMoved(Consumer<String> wake) {
+        this.wakeOwner = wake;
+    }
+
+    @Override
+    public void stopDrainWatches() {
+        drainWatches.close();
     }
 
     @Override
@@ -128,6 +143,8 @@ public final class KubernetesNodeWork implements NodeWork {
 
     @Override
     public boolean release(String node, String owner, boolean uncordon) {
+        // The drain ended with the node given back, whatever its last step said.
+        drainWatches.stop(node);
         boolean uncordoned = uncordon && cordons.uncordon(node, owner);
         locks.release(node, owner);
         return uncordoned;

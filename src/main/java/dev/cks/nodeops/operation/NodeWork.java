@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
@@ -46,8 +47,19 @@ public interface NodeWork {
     record NotCordoned(String reason) implements Cordoning {
     }
 
-    /** One bounded drain step (see {@code NodeDrainer.step}). */
-    DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now);
+    /**
+     * One bounded drain step (see {@code NodeDrainer.step}) for the owner ({@code <Kind>/<name>/<uid>}), whom
+     * the drain's watches wake (see {@link #onDrainMoved}) when it can move on before the step's next check.
+     */
+    DrainResult drain(String node, String owner, DrainOptions options, DrainState state, Instant deadline, Instant now);
+
+    /** Whom drains wake: called, on a watch's thread, with the owner of a drain that can move on. */
+    default void onDrainMoved(Consumer<String> wakeOwner) {
+    }
+
+    /** Stops the watches of every drain (the operator stops). */
+    default void stopDrainWatches() {
+    }
 
     /**
      * Gives the node back: uncordons it when asked and the node's own annotation says this owner
@@ -79,8 +91,8 @@ public interface NodeWork {
      * One drain step of a node of an operation: its stored drain state is carried on and replaced, and the
      * pods the escalation ladder decided to delete are deleted, the answers recorded in that state.
      */
-    default DrainTick drainTick(NodeProgress node, DrainOptions options, Instant deadline, Instant now) {
-        DrainResult result = drain(node.getName(), options, node.getDrain(), deadline, now);
+    default DrainTick drainTick(NodeProgress node, String owner, DrainOptions options, Instant deadline, Instant now) {
+        DrainResult result = drain(node.getName(), owner, options, node.getDrain(), deadline, now);
         node.setDrain(result.state());
         DrainTick tick = DrainTick.of(node.getName(), result, options, now);
         if (tick.deletions().isEmpty()) {

@@ -16,7 +16,9 @@ import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.NodeLock;
+import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.nodes.NodeRole;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
@@ -65,7 +67,6 @@ final class ScaleDownPlanner {
 
     Plan plan(ScaleDown resource, String owner, DrainOptions drain, Instant now) {
         ScaleDownStatus status = resource.getStatus();
-        ScaleDownSpec spec = resource.getSpec();
         Map<String, Node> nodesByName = work.nodes().stream()
                 .collect(Collectors.toMap(n -> n.getMetadata().getName(), Function.identity(), (a, b) -> a, LinkedHashMap::new));
         KubernetesCluster cluster;
@@ -83,7 +84,14 @@ final class ScaleDownPlanner {
             return new Wait(CLOUDSTACK_BUSY, "CloudStack Kubernetes cluster " + cluster.name() + " is " + cluster.state()
                     + "; the scale-down waits until CloudStack has finished and looks again every " + recheckSeconds + "s.");
         }
+        return planIn(cluster, nodesByName, resource, owner, drain, now);
+    }
 
+    /** The targets in the cluster found: kept from before a restart, named, or picked by count; then every refusal at once. */
+    private Plan planIn(KubernetesCluster cluster, Map<String, Node> nodesByName, ScaleDown resource, String owner, DrainOptions drain,
+            Instant now) {
+        ScaleDownStatus status = resource.getStatus();
+        ScaleDownSpec spec = resource.getSpec();
         List<String> targets;
         if (status.getTargetNodes() != null && !status.getTargetNodes().isBlank()) {
             // Picked before a restart (and maybe locked): keep the same nodes.
@@ -106,6 +114,11 @@ final class ScaleDownPlanner {
         if (!refusals.isEmpty()) {
             return new Refused(String.join("\n", refusals));
         }
+        return planned(cluster, targets, nodesByName);
+    }
+
+    /** The targets as they start: Pending, with their VM, a down node marked (it is neither cordoned nor drained). */
+    private static Planned planned(KubernetesCluster cluster, List<String> targets, Map<String, Node> nodesByName) {
         List<ScaleDownNodeStatus> nodes = new ArrayList<>();
         for (String target : targets) {
             Optional<VirtualMachine> vm = ScaleDownTargets.vmOf(target, cluster);
@@ -158,6 +171,20 @@ final class ScaleDownPlanner {
             }
         }
         return ScaleDownTargets.noWorkerLeft(targets, work.nodes(), owner, work::ownerGone);
+    }
+
+    /**
+     * The re-check before removal: the first up node whose own annotation no longer says this ScaleDown
+     * cordoned it (uncordoned by someone else, or its record is gone), so pods may have moved onto it.
+     */
+    Optional<String> notCordonedBy(ScaleDownStatus status, String owner) {
+        return status.getNodes().stream().filter(n -> n.getPhase() != Phase.SkippedDown && n.getDownReason() == null)
+                .map(ScaleDownNodeStatus::getName).filter(name -> !isCordonedBy(name, owner)).findFirst();
+    }
+
+    /** Cordoned, and cordoned by this owner as the Node's own annotation says. */
+    boolean isCordonedBy(String name, String owner) {
+        return work.node(name).map(node -> Cordon.mayUncordon(node, owner) && NodeReadiness.isUnschedulable(node)).orElse(false);
     }
 
     private Optional<List<String>> pickByCount(int count, Map<String, Node> nodesByName, KubernetesCluster cluster, String owner,

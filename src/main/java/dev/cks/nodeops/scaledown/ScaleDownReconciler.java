@@ -3,7 +3,6 @@ package dev.cks.nodeops.scaledown;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -11,26 +10,19 @@ import java.util.Optional;
 import jakarta.inject.Inject;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
-import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
-import dev.cks.nodeops.drain.BlockedByReport;
 import dev.cks.nodeops.drain.DrainOptions;
-import dev.cks.nodeops.drain.DrainState;
-import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.drain.Draining;
-import dev.cks.nodeops.drain.EscalationStep;
 import dev.cks.nodeops.nodes.NodeLock;
-import dev.cks.nodeops.nodes.NodeReadiness;
-import dev.cks.nodeops.operation.DrainTick;
+import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
-import dev.cks.nodeops.operation.Stage;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.operation.WorkGate;
@@ -41,8 +33,10 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 
 /**
@@ -62,11 +56,12 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
 
     private final Clock clock;
-    private final OperatorSettings settings;
     private final NodeWork work;
     private final OperationRecorder recorder;
     private final StatusStore store;
     private final ScaleDownPlanner planner;
+    private final ScaleDownRollback rollback;
+    private final ScaleDownDrains drains;
     private final ScaleDownRemoval removal;
 
     @Inject
@@ -77,12 +72,18 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
 
     ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, OperationPorts ports) {
         this.clock = clock;
-        this.settings = settings;
         this.work = ports.work();
         this.recorder = ports.recorder();
         this.store = ports.store();
         this.planner = new ScaleDownPlanner(work, cloudStack, RECHECK_CLOUDSTACK.toSeconds());
+        this.rollback = new ScaleDownRollback(work, recorder, store, planner);
+        this.drains = new ScaleDownDrains(settings, work, recorder, planner, rollback, RECHECK_CLOUDSTACK);
         this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, RECHECK_CLOUDSTACK);
+    }
+
+    @Override
+    public List<EventSource<?, ScaleDown>> prepareEventSources(EventSourceContext<ScaleDown> context) {
+        return List.of(new DrainWakeups<>(work));
     }
 
     @Override
@@ -94,12 +95,12 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         Instant now = clock.instant();
         if (status.getRollback() != null) {
-            return recorder.step(resource, List.of(), now, () -> finishRollBack(resource, now));
+            return recorder.step(resource, List.of(), now, () -> rollback.finish(resource, now));
         }
         return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> switch (status.getPhase() == null
                 ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
             case Pending, Waiting -> plan(resource, now);
-            case Cordoning -> held(resource, WorkGate.Work.NEW, now).orElseGet(() -> cordonAll(resource, now));
+            case Cordoning -> held(resource, WorkGate.Work.NEW, now).orElseGet(() -> drains.cordonAll(resource, now));
             case Draining -> drainStep(resource, now);
             // Removal, once asked for, runs to the end.
             case Removing -> (status.getRemoval() == null ? held(resource, WorkGate.Work.NEW, now) : held(resource, null, now))
@@ -166,20 +167,20 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     private Step plan(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         ScaleDownSpec spec = resource.getSpec();
-        DrainOptions drain = drainOptions(resource);
+        DrainOptions drain = drains.drainOptions(resource);
         ScaleDownPlanner.Plan plan = planner.plan(resource, owner(resource), drain, now);
         if (plan instanceof ScaleDownPlanner.Wait wait) {
             recorder.waiting(resource, wait.reason(), wait.message(), now);
             return Step.after(RECHECK_CLOUDSTACK);
         }
         if (plan instanceof ScaleDownPlanner.Refused refused) {
-            return refuse(resource, refused.message(), now);
+            return rollback.refuse(resource, refused.message(), now);
         }
         ScaleDownPlanner.Planned planned = (ScaleDownPlanner.Planned) plan;
         status.setClusterId(planned.cluster().id());
         PreflightGate.Verdict verdict = PreflightGate.check(work, planned.upNodes(), Draining.TOGETHER, drain, spec.getPreflight(), now);
         if (verdict instanceof PreflightGate.Refuse refuse) {
-            return refuse(resource, refuse.message(), now);
+            return rollback.refuse(resource, refuse.message(), now);
         }
         recorder.preflight(resource, (PreflightGate.Proceed) verdict, now);
         // The picked nodes are recorded before they are locked, so a restart in between releases or keeps exactly these.
@@ -187,7 +188,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         store.persist(resource);
         Optional<String> lockRefusal = planner.lock(planned.targets(), owner(resource), note -> recorder.event(resource, LOCK_RECLAIMED, note));
         if (lockRefusal.isPresent()) {
-            return refuse(resource, lockRefusal.get(), now);
+            return rollback.refuse(resource, lockRefusal.get(), now);
         }
         KillPoint.SCALEDOWN_LOCKED.reached();
         status.setNodes(planned.nodes());
@@ -201,57 +202,12 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         return Step.next();
     }
 
-    /** Refused before anything was cordoned: locks this ScaleDown may have taken are released; nothing else was touched. */
-    private Step refuse(ScaleDown resource, String message, Instant now) {
-        targetNames(resource.getStatus()).forEach(node -> work.release(node, owner(resource), false));
-        recorder.refused(resource, OperationRecorder.REFUSED, message, now);
-        return Step.finished();
-    }
-
-    private Step cordonAll(ScaleDown resource, Instant now) {
-        ScaleDownStatus status = resource.getStatus();
-        for (ScaleDownNodeStatus node : status.getNodes()) {
-            if (node.getPhase() != Phase.Pending) {
-                continue;
-            }
-            if (node.getDownReason() != null) {
-                node.setPhase(Phase.SkippedDown);
-                recorder.event(resource, "SkippedDown", "Node " + node.getName() + " is down (" + node.getDownReason()
-                        + "): it is neither cordoned nor drained, and will be removed with the others.");
-                continue;
-            }
-            NodeWork.Cordoning cordoning = work.cordon(node.getName(), owner(resource));
-            KillPoint.SCALEDOWN_CORDONED.reached();
-            if (cordoning instanceof NodeWork.NotCordoned failed) {
-                return rollBack(resource, node, "CordonFailed", failed.reason(), now);
-            }
-            var record = ((NodeWork.Cordoned) cordoning).record();
-            node.setCordonedByUs(record.cordonedByUs());
-            node.setCordonedAt(Timestamps.format(now));
-            node.setPhase(Phase.Cordoned);
-            recorder.event(resource, OperationRecorder.CORDONED, record.cordonedByUs() ? "Cordoned node " + node.getName() + "." : record.note());
-        }
-        status.setPhase(ScaleDownStatus.Phase.Draining);
-        recorder.progressing(resource, "Draining", "Every node is cordoned; draining them one by one.", now);
-        return Step.next();
-    }
-
+    /** The next node's drain; when every node is drained, the re-check that all are still ours, then removal. */
     private Step drainStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         Optional<ScaleDownNodeStatus> next = ScaleDownSteps.nextToDrain(status.getNodes());
         if (next.isEmpty()) {
-            Optional<String> notOurs = notCordonedByUs(resource);
-            if (notOurs.isPresent()) {
-                ScaleDownNodeStatus node = status.getNodes().stream().filter(n -> n.getName().equals(notOurs.get())).findFirst().orElseThrow();
-                return rollBack(resource, node, "NodeUncordoned", "Node " + node.getName() + " is no longer cordoned by this ScaleDown "
-                        + "(uncordoned by someone else, or its cordon record is gone), so pods may have moved onto it; it is not removed.", now);
-            }
-            status.setPhase(ScaleDownStatus.Phase.Removing);
-            status.setCurrentNode(null);
-            recorder.event(resource, "AllDrained", "Every node is drained: " + status.getTargetNodes() + ".");
-            recorder.progressing(resource, "Removing", "Every node is drained; removing them (" + resource.getSpec().getRemoval()
-                    + "). Removal runs to the end even past the deadline.", now);
-            return Step.next();
+            return allDrained(resource, now);
         }
         ScaleDownNodeStatus node = next.get();
         Optional<Step> held = held(resource, node.getPhase() == Phase.Cordoned ? WorkGate.Work.NEW : WorkGate.Work.IN_PROGRESS, now);
@@ -260,122 +216,27 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         Instant deadline = status.deadlineAt(now);
         if (deadline != null && !now.isBefore(deadline)) {
-            return rollBack(resource, node, "DeadlinePassed", "The deadline " + status.getDeadline() + " (spec.timeoutSeconds) passed while node "
+            return rollback.rollBack(resource, node, "DeadlinePassed", "The deadline " + status.getDeadline() + " (spec.timeoutSeconds) passed while node "
                     + node.getName() + " was " + (node.getPhase() == Phase.Draining ? "draining" : "waiting to be drained")
                     + (node.getDrain() != null && node.getDrain().getBlockedBy() != null ? ":\n" + node.getDrain().getBlockedBy() : "."), now);
         }
-        if (node.getPhase() == Phase.Cordoned) {
-            // Don't fight CloudStack: before each node, make sure it is not changing the cluster itself.
-            Optional<ScaleDownPlanner.Wait> wait = planner.cloudStackBusy(status.getClusterId());
-            if (wait.isPresent()) {
-                recorder.waiting(resource, wait.get().reason(), wait.get().message(), now);
-                return Step.after(RECHECK_CLOUDSTACK);
-            }
-            node.setPhase(Phase.Draining);
-            node.setStartedAt(Timestamps.format(now));
-            node.setDrain(new DrainState());
-            recorder.event(resource, OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
-        }
-        status.setCurrentNode(node.getName());
-        DrainTick tick = work.drainTick(node, drainOptions(resource), deadline, now);
-        KillPoint.SCALEDOWN_DRAIN_STEP.reached();
-        recorder.drainTick(resource, node.getName(), tick, now);
-        if (tick.giveUp().isPresent()) {
-            return tick.giveUp().get() == EscalationStep.Action.SkipNode ? keep(resource, node, tick.why(), now)
-                    : rollBack(resource, node, "DrainGivenUp", "The drain of node " + node.getName() + " was given up: " + tick.why(), now);
-        }
-        switch (tick.outcome()) {
-            case DONE -> {
-                node.setPhase(Phase.Drained);
-                node.setCompletedAt(Timestamps.format(now));
-                recorder.nodeStep("drain", Duration.between(Timestamps.parse(node.getStartedAt()), now));
-                status.setProgress(ScaleDownSteps.progress(status.getNodes()));
-                recorder.event(resource, OperationRecorder.NODE_DRAINED, "Drained node " + node.getName() + ".");
-                return Step.next();
-            }
-            case IN_PROGRESS -> {
-                return tick.next();
-            }
-            default -> {
-                node.setPhase(Phase.Failed);
-                node.setError(BlockedByReport.tail(tick.why()));
-                return rollBack(resource, node, "DrainBlocked", "Node " + node.getName() + " could not be drained:\n" + tick.why(), now);
-            }
-        }
+        return drains.drain(resource, node, deadline, now);
     }
 
-    /**
-     * The escalation ladder gave the node up with SkipNode: it is given back (uncordoned unless cordoned
-     * before, unlocked) and kept in the cluster; it moves to status.keptNodes and the others go on. With
-     * no node left to remove, the ScaleDown ends RolledBack: it removed nothing.
-     */
-    private Step keep(ScaleDown resource, ScaleDownNodeStatus node, String why, Instant now) {
+    private Step allDrained(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
-        work.release(node.getName(), owner(resource), true);
-        recorder.drainOver(resource, node.getName());
-        node.setPhase(Phase.Kept);
-        node.setError(BlockedByReport.tail(why));
-        node.setCompletedAt(Timestamps.format(now));
-        status.getNodes().remove(node);
-        status.getKeptNodes().add(node);
-        status.setTargetNodes(String.join(",", status.getNodes().stream().map(ScaleDownNodeStatus::getName).toList()));
-        status.setProgress(ScaleDownSteps.progress(status.getNodes()));
-        recorder.warning(resource, "NodeKept", "Node " + node.getName() + " is kept, not removed: its drain was given up by " + why
-                + ". It is given back and the other nodes go on.");
-        if (status.getNodes().isEmpty()) {
-            recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, "AllNodesKept", "No node was removed: the drain of every node "
-                    + "was given up by spec.drain.escalation (SkipNode), and each was given back.", now);
-            return Step.finished();
+        Optional<String> notOurs = planner.notCordonedBy(status, owner(resource));
+        if (notOurs.isPresent()) {
+            ScaleDownNodeStatus node = status.getNodes().stream().filter(n -> n.getName().equals(notOurs.get())).findFirst().orElseThrow();
+            return rollback.rollBack(resource, node, "NodeUncordoned", "Node " + node.getName() + " is no longer cordoned by this ScaleDown "
+                    + "(uncordoned by someone else, or its cordon record is gone), so pods may have moved onto it; it is not removed.", now);
         }
+        status.setPhase(ScaleDownStatus.Phase.Removing);
+        status.setCurrentNode(null);
+        recorder.event(resource, "AllDrained", "Every node is drained: " + status.getTargetNodes() + ".");
+        recorder.progressing(resource, "Removing", "Every node is drained; removing them (" + resource.getSpec().getRemoval()
+                + "). Removal runs to the end even past the deadline.", now);
         return Step.next();
-    }
-
-    /**
-     * Puts back what this ScaleDown changed before removal: every node it cordoned (as the node's own
-     * annotation says, so also one cordoned just before a restart) is uncordoned, its locks released,
-     * nothing removed. The rollback is written first, so a restart half-way finishes it.
-     */
-    private Step rollBack(ScaleDown resource, ScaleDownNodeStatus failed, String reason, String why, Instant now) {
-        ScaleDownStatus.RollbackStatus rollback = new ScaleDownStatus.RollbackStatus();
-        rollback.setReason(reason);
-        rollback.setCause("Rolled back because of node " + failed.getName() + ": " + why);
-        resource.getStatus().setRollback(rollback);
-        store.persist(resource);
-        return finishRollBack(resource, now);
-    }
-
-    private Step finishRollBack(ScaleDown resource, Instant now) {
-        ScaleDownStatus status = resource.getStatus();
-        List<String> uncordoned = new ArrayList<>();
-        for (String name : targetNames(status)) {
-            if (work.release(name, owner(resource), true)) {
-                uncordoned.add(name);
-            }
-            KillPoint.SCALEDOWN_ROLLBACK_RELEASED.reached();
-        }
-        // Uncordoned now, or (a restart half-way) by the rollback before: a node we cordoned that no longer says so.
-        status.getNodes().stream().filter(n -> n.getPhase() != Phase.Failed)
-                .filter(n -> uncordoned.contains(n.getName()) || Boolean.TRUE.equals(n.getCordonedByUs()) && !isCordonedBy(n.getName(), owner(resource)))
-                .forEach(n -> n.setPhase(Phase.Uncordoned));
-        String message = status.getRollback().getCause() + "\nNothing was removed; "
-                + (uncordoned.isEmpty() ? "no node needed uncordoning" : "uncordoned " + String.join(", ", uncordoned))
-                + ". Fix what blocks, then create a new ScaleDown.";
-        recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, status.getRollback().getReason(), message, now);
-        return Step.finished();
-    }
-
-    /** The first up node (one that was cordoned) whose own annotation no longer says this ScaleDown cordoned it. */
-    private Optional<String> notCordonedByUs(ScaleDown resource) {
-        return resource.getStatus().getNodes().stream().filter(n -> n.getPhase() != Phase.SkippedDown && n.getDownReason() == null)
-                .map(ScaleDownNodeStatus::getName).filter(name -> !isCordonedBy(name, owner(resource))).findFirst();
-    }
-
-    private boolean isCordonedBy(String name, String owner) {
-        return work.node(name).map(node -> Cordon.mayUncordon(node, owner) && NodeReadiness.isUnschedulable(node)).orElse(false);
-    }
-
-    private DrainOptions drainOptions(ScaleDown resource) {
-        return DrainOptions.effective(resource.getSpec().getDrain(), settings.drain());
     }
 
     static List<String> targetNames(ScaleDownStatus status) {

@@ -16,6 +16,7 @@ import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
+import dev.cks.nodeops.cloudstack.JobWait;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.OwnerScope;
@@ -30,6 +31,7 @@ import dev.cks.nodeops.operation.Stage;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
+import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalCommand;
 import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
 
 /**
@@ -42,9 +44,6 @@ import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
  */
 final class ScaleDownRemoval {
     static final Duration POLL_JOB = Duration.ofSeconds(2);
-    static final Duration MAX_POLL_JOB = Duration.ofMinutes(1);
-    /** CloudStack cancels a job blocking others after job.cancel.threshold.minutes (60 by default): past this, say so. */
-    static final Duration SLOW_JOB = Duration.ofMinutes(60);
     static final String ANSWER_LOST = "CloudStackAnswerLost";
     /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
     static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
@@ -79,40 +78,97 @@ final class ScaleDownRemoval {
         }
     }
 
-    // ---- CloudStackScale ---------------------------------------------------------------------
+    // ---- CloudStackScale ----------------------------------------------------------------------
 
-    /** One scaleKubernetesCluster with the VMs as nodeids, then its job is polled. */
+    /**
+     * The one cluster-level call that removes every VM (scaleKubernetesCluster with the VMs as nodeids, or
+     * removeNodesFromKubernetesCluster for external nodes), with the kill points around it; the reads and
+     * records are the same for both.
+     */
+    private record ClusterCall(RemovalCommand command, CloudStackCommand api, KillPoint intent, KillPoint answered, KillPoint done) {
+        static ClusterCall of(RemovalStatus removal) {
+            return removal.getCommand() == RemovalCommand.removeNodesFromKubernetesCluster
+                    ? new ClusterCall(RemovalCommand.removeNodesFromKubernetesCluster, CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER,
+                            KillPoint.SCALEDOWN_REMOVE_NODES_INTENT, KillPoint.SCALEDOWN_REMOVE_NODES_ANSWERED, KillPoint.SCALEDOWN_REMOVE_NODES_DONE)
+                    // A status written before the command was recorded is a scale's.
+                    : new ClusterCall(RemovalCommand.scaleKubernetesCluster, CloudStackCommand.SCALE_KUBERNETES_CLUSTER,
+                            KillPoint.SCALEDOWN_SCALE_INTENT, KillPoint.SCALEDOWN_SCALE_ANSWERED, KillPoint.SCALEDOWN_SCALE_DONE);
+        }
+
+        String name() {
+            return api.apiName();
+        }
+
+        /** The job a lost answer may have left names the cluster while it runs (RemoveNodesFromKubernetesClusterCmd.getApiResourceId). */
+        Optional<String> jobInstance(String clusterId) {
+            return command == RemovalCommand.removeNodesFromKubernetesCluster ? Optional.of(clusterId) : Optional.empty();
+        }
+
+        String start(CloudStackClient cs, String clusterId, List<String> vmIds) {
+            return command == RemovalCommand.removeNodesFromKubernetesCluster ? cs.startRemoveNodesFromKubernetesCluster(clusterId, vmIds)
+                    : cs.startScaleKubernetesCluster(clusterId, vmIds);
+        }
+    }
+
+    /** One call for every VM (which one is chosen as removal begins and kept in status), then its job is polled. */
     private Step scaleStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         List<String> vmIds = ScaleDownSteps.vmIds(status.getNodes());
         CloudStackClient cs = cloudStack.client();
-        RemovalStatus removal = status.getRemoval() == null ? startRemoval(resource, vmIds, now) : status.getRemoval();
+        if (status.getRemoval() == null) {
+            Optional<Step> undecided = beginClusterRemoval(resource, cs, vmIds, now);
+            if (undecided.isPresent()) {
+                return undecided.get();
+            }
+        }
+        RemovalStatus removal = status.getRemoval();
+        ClusterCall call = ClusterCall.of(removal);
         if (removal.getJobId() != null) {
-            return pollScale(resource, cs, vmIds, now);
+            return pollScale(resource, cs, call, vmIds, now);
         }
         if (removal.getRequestedAt() != null) {
-            return lookForScale(resource, cs, vmIds, now);
+            return lookForScale(resource, cs, call, vmIds, now);
         }
         // Persist before act: from here on a restart looks at CloudStack instead of asking again.
         removal.setRequestedAt(Timestamps.format(now));
         store.persist(resource);
-        KillPoint.SCALEDOWN_SCALE_INTENT.reached();
+        call.intent().reached();
         String jobId;
         try {
-            jobId = cs.startScaleKubernetesCluster(status.getClusterId(), vmIds);
+            jobId = call.start(cs, status.getClusterId(), vmIds);
         } catch (CloudStackException e) {
-            return writeFailed(resource, CloudStackCommand.SCALE_KUBERNETES_CLUSTER, e, now,
-                    () -> removalFailed(resource, "CloudStack refused scaleKubernetesCluster: " + e.getMessage(), now));
+            return writeFailed(resource, call.api(), e, now,
+                    () -> removalFailed(resource, "CloudStack refused " + call.name() + ": " + e.getMessage(), now));
         }
-        KillPoint.SCALEDOWN_SCALE_ANSWERED.reached();
+        call.answered().reached();
         removal.setJobId(jobId);
         store.persist(resource);
         recorder.event(resource, "RemovalRequested", "Asked CloudStack to remove VMs " + String.join(", ", vmIds) + " from Kubernetes cluster "
-                + status.getClusterId() + " (scaleKubernetesCluster, job " + jobId + ").");
+                + status.getClusterId() + " (" + call.name() + ", job " + jobId + ").");
         return Step.after(POLL_JOB);
     }
 
-    private Step pollScale(ScaleDown resource, CloudStackClient cs, List<String> vmIds, Instant now) {
+    /**
+     * Removal begins: the call is chosen from the VM map as it is now (external nodes or not) and persisted with
+     * the first request's time. Empty when it began; otherwise the step to take (the cluster not listed, or
+     * targets that no longer go by one call, which fails the removal before anything is asked of CloudStack).
+     */
+    private Optional<Step> beginClusterRemoval(ScaleDown resource, CloudStackClient cs, List<String> vmIds, Instant now) {
+        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(resource.getStatus().getClusterId());
+        if (cluster.isEmpty()) {
+            return Optional.of(clusterNotFound(resource, now));
+        }
+        List<VirtualMachine> vms = cluster.get().virtualMachines().stream().filter(vm -> vmIds.contains(vm.id())).toList();
+        Optional<RemovalCommand> command = ScaleDownTargets.removalCommand(ScaleDownSpec.Removal.CloudStackScale, vms);
+        startRemoval(resource, vmIds, command.orElse(null), now);
+        if (command.isEmpty()) {
+            return Optional.of(removalFailed(resource, "CloudStack now lists some of VMs " + String.join(", ", vmIds) + " as external nodes and "
+                    + "others not: no one call removes both, so nothing was asked of CloudStack. Remove them in separate ScaleDowns.", now));
+        }
+        return Optional.empty();
+    }
+
+    private Step pollScale(ScaleDown resource, CloudStackClient cs, ClusterCall call, List<String> vmIds, Instant now) {
         RemovalStatus removal = resource.getStatus().getRemoval();
         AsyncJobResult job;
         try {
@@ -122,23 +178,24 @@ final class ScaleDownRemoval {
                 throw e;
             }
             // Jobs are purged after job.expire.minutes: what the job did is what the cluster shows.
-            return scaleOutcome(resource, cs, vmIds, "CloudStack no longer knows job " + removal.getJobId() + " (scaleKubernetesCluster)", now);
+            return scaleOutcome(resource, cs, vmIds, "CloudStack no longer knows job " + removal.getJobId() + " (" + call.name() + ")", now);
         }
         if (job.isPending()) {
-            recorder.progressing(resource, "Removing", pendingMessage("scaleKubernetesCluster", removal.getJobId(), removal.getRequestedAt(), now), now);
-            return Step.after(pollInterval(removal.getRequestedAt(), now));
+            recorder.progressing(resource, "Removing", JobWait.pending("Waiting for CloudStack job " + removal.getJobId() + " (" + call.name() + ")",
+                    removal.getJobId(), Timestamps.parse(removal.getRequestedAt()), now), now);
+            return Step.after(JobWait.pollInterval(Timestamps.parse(removal.getRequestedAt()), now));
         }
         if (job.succeeded()) {
-            KillPoint.SCALEDOWN_SCALE_DONE.reached();
+            call.done().reached();
             return scaleOutcome(resource, cs, vmIds, null, now);
         }
         CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
-        return scaleOutcome(resource, cs, vmIds, "CloudStack job " + removal.getJobId() + " (scaleKubernetesCluster) failed: " + error.errorText()
+        return scaleOutcome(resource, cs, vmIds, "CloudStack job " + removal.getJobId() + " (" + call.name() + ") failed: " + error.errorText()
                 + " (error " + error.errorCode() + ")", now);
     }
 
-    /** A scale was sent but its job is not known: look at the cluster and the key's jobs. */
-    private Step lookForScale(ScaleDown resource, CloudStackClient cs, List<String> vmIds, Instant now) {
+    /** A removal was sent but its job is not known: look at the cluster and the key's jobs. */
+    private Step lookForScale(ScaleDown resource, CloudStackClient cs, ClusterCall call, List<String> vmIds, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         RemovalStatus removal = status.getRemoval();
         Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(status.getClusterId());
@@ -147,9 +204,9 @@ final class ScaleDownRemoval {
         }
         boolean done = !CloudStackAccess.isBusy(cluster.get()) && vmIds.stream().noneMatch(cluster.get().vmIds()::contains);
         Instant requestedAt = Timestamps.parse(removal.getRequestedAt());
-        LostAnswer.Verdict verdict = LostAnswer.of(done, cs.listAsyncJobs(LostAnswer.jobsSince(requestedAt)), CloudStackCommand.SCALE_KUBERNETES_CLUSTER,
-                Optional.empty(), requestedAt, now, cs.settings().unansweredWriteWindow());
-        return followLostAnswer(resource, verdict, "scaleKubernetesCluster", () -> scaleOutcome(resource, cs, vmIds, null, now),
+        LostAnswer.Verdict verdict = LostAnswer.of(done, cs.listAsyncJobs(LostAnswer.jobsSince(requestedAt)), call.api(),
+                call.jobInstance(status.getClusterId()), requestedAt, now, cs.settings().unansweredWriteWindow());
+        return followLostAnswer(resource, verdict, call.name(), () -> scaleOutcome(resource, cs, vmIds, null, now),
                 removal::setJobId, removal::setRequestedAt, now);
     }
 
@@ -183,7 +240,7 @@ final class ScaleDownRemoval {
     private Step destroyStep(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         if (status.getRemoval() == null) {
-            startRemoval(resource, ScaleDownSteps.vmIds(status.getNodes()), now);
+            startRemoval(resource, ScaleDownSteps.vmIds(status.getNodes()), RemovalCommand.destroyVirtualMachine, now);
             store.persist(resource);
         }
         Optional<ScaleDownNodeStatus> next = status.getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst();
@@ -259,9 +316,10 @@ final class ScaleDownRemoval {
                             + " of node " + node.getName() + ", and the VM is still there.", now);
         }
         if (job.isPending()) {
-            recorder.progressing(resource, "Removing", pendingMessage("destroyVirtualMachine of VM " + node.getVmId() + " (node " + node.getName() + ")",
-                    node.getRemovalJobId(), node.getRemovalRequestedAt(), now), now);
-            return Step.after(pollInterval(node.getRemovalRequestedAt(), now));
+            recorder.progressing(resource, "Removing", JobWait.pending("Waiting for CloudStack job " + node.getRemovalJobId()
+                    + " (destroyVirtualMachine of VM " + node.getVmId() + " (node " + node.getName() + "))", node.getRemovalJobId(),
+                    Timestamps.parse(node.getRemovalRequestedAt()), now), now);
+            return Step.after(JobWait.pollInterval(Timestamps.parse(node.getRemovalRequestedAt()), now));
         }
         if (job.failed()) {
             CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
@@ -372,25 +430,10 @@ final class ScaleDownRemoval {
         return Step.after(recheckCloudStack);
     }
 
-    /** A job is looked at every 2 s at first, less often the longer it runs (a tenth of its age, at most once a minute). */
-    static Duration pollInterval(String requestedAt, Instant now) {
-        Instant since = Timestamps.parse(requestedAt);
-        Duration tenth = since == null ? POLL_JOB : Duration.between(since, now).dividedBy(10);
-        return tenth.compareTo(POLL_JOB) < 0 ? POLL_JOB : tenth.compareTo(MAX_POLL_JOB) > 0 ? MAX_POLL_JOB : tenth;
-    }
-
-    private static String pendingMessage(String what, String jobId, String requestedAt, Instant now) {
-        Instant since = Timestamps.parse(requestedAt);
-        Duration pending = since == null ? Duration.ZERO : Duration.between(since, now);
-        String message = "Waiting for CloudStack job " + jobId + " (" + what + ")";
-        return pending.compareTo(SLOW_JOB) < 0 ? message + "."
-                : message + ", pending for " + pending.toMinutes() + " min: check the job in CloudStack (queryAsyncJobResult " + jobId
-                        + "); CloudStack cancels jobs that block others after job.cancel.threshold.minutes. Nothing is assumed until it ends.";
-    }
-
-    /** Removal begins; it is persisted with the first request's time, before anything is asked of CloudStack. */
-    private static RemovalStatus startRemoval(ScaleDown resource, List<String> vmIds, Instant now) {
+    /** Removal begins; it is persisted before anything is asked of CloudStack (with the first request's time, for a cluster call). */
+    private static RemovalStatus startRemoval(ScaleDown resource, List<String> vmIds, RemovalCommand command, Instant now) {
         RemovalStatus removal = new RemovalStatus();
+        removal.setCommand(command);
         removal.setStartedAt(Timestamps.format(now));
         removal.setRemainingVmIds(new ArrayList<>(vmIds));
         resource.getStatus().setRemoval(removal);
@@ -400,7 +443,7 @@ final class ScaleDownRemoval {
     private Step removalSucceeded(ScaleDown resource, Instant now) {
         ScaleDownStatus status = resource.getStatus();
         for (ScaleDownNodeStatus node : status.getNodes()) {
-            // CloudStack destroyed the VM; the Node object would linger NotReady otherwise.
+            // CloudStack destroyed the VM (or reset an external node's kubelet); the Node object would linger NotReady otherwise.
             work.delete(node.getName());
             KillPoint.SCALEDOWN_NODE_DELETED.reached();
             node.setPhase(Phase.Removed);
@@ -408,8 +451,11 @@ final class ScaleDownRemoval {
         status.getRemoval().setRemovedVmIds(new ArrayList<>(ScaleDownSteps.vmIds(status.getNodes())));
         status.getRemoval().setRemainingVmIds(new ArrayList<>());
         status.setProgress(ScaleDownSteps.progress(status.getNodes()));
+        String where = status.getRemoval().getCommand() == RemovalCommand.removeNodesFromKubernetesCluster
+                ? "from the cluster and from CloudStack's Kubernetes cluster (removeNodesFromKubernetesCluster); their VMs stay, reset by CloudStack."
+                : "from the cluster and from CloudStack.";
         recorder.finished(resource, Stage.SUCCEEDED, Conditions.SUCCEEDED, "Removed",
-                "Removed " + status.getTargetNodes() + " from the cluster and from CloudStack." + ScaleDownSteps.keptNote(status), now);
+                "Removed " + status.getTargetNodes() + " " + where + ScaleDownSteps.keptNote(status), now);
         return Step.finished();
     }
 

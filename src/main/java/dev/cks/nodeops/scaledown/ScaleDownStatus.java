@@ -31,19 +31,37 @@ public class ScaleDownStatus extends NodeOperationStatus {
         public void setCause(String cause) { this.cause = cause; }
     }
 
+    /**
+     * The CloudStack API a removal uses, named as CloudStack names it. Chosen once, when removal begins, and
+     * kept in status: after removeNodesFromKubernetesCluster the VM map no longer says the nodes were external,
+     * so an operator restarted then could not tell again.
+     */
+    public enum RemovalCommand {
+        /** CloudStackScale: one scaleKubernetesCluster with the VMs as nodeids; CloudStack destroys the VMs. */
+        scaleKubernetesCluster,
+        /** CloudStackScale of external nodes (CloudStack 4.21+): CloudStack resets the nodes and drops them from its map; the VMs stay. */
+        removeNodesFromKubernetesCluster,
+        /** DestroyVM: each VM dropped from the map with removeVirtualMachinesFromKubernetesCluster, then destroyed. */
+        destroyVirtualMachine
+    }
+
     public static class RemovalStatus {
+        /** The CloudStack API that removes the nodes; absent in a status written before it existed, which means scaleKubernetesCluster. */
+        private RemovalCommand command;
         /** The CloudStack async job of CloudStackScale, recorded as soon as CloudStack answers (or found after a lost answer). */
         private String jobId;
         /** When the removal began. */
         private String startedAt;
         /**
-         * CloudStackScale: when scaleKubernetesCluster was sent, written before it is sent. Set without a jobId,
+         * CloudStackScale: when scaleKubernetesCluster (or removeNodesFromKubernetesCluster) was sent, written before it is sent. Set without a jobId,
          * the request's outcome is unknown: CloudStack's state and jobs are read, it is not sent again.
          */
         private String requestedAt;
         private List<String> removedVmIds = new ArrayList<>();
         private List<String> remainingVmIds = new ArrayList<>();
 
+        public RemovalCommand getCommand() { return command; }
+        public void setCommand(RemovalCommand command) { this.command = command; }
         public String getJobId() { return jobId; }
         public void setJobId(String jobId) { this.jobId = jobId; }
         public String getStartedAt() { return startedAt; }

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,6 +21,7 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalCommand;
 import io.fabric8.kubernetes.api.model.Node;
 
 /**
@@ -53,12 +55,17 @@ final class ScaleDownTargets {
                 .toList();
     }
 
-    /** Nodes count-based selection may pick: Ready, schedulable workers with a VM in the cluster's map, locked by no other live operation. */
+    /**
+     * Nodes count-based selection may pick: Ready, schedulable workers with a VM CloudStack created in the
+     * cluster's map, locked by no other live operation. External nodes (4.21+) are hosts someone added on
+     * purpose, removed by another call that keeps their VMs: a count never picks them (so never a mix of
+     * both kinds); they go only when named in spec.nodeNames.
+     */
     static boolean isCandidate(Node node, KubernetesCluster cluster, String owner, Predicate<String> gone) {
         return isSchedulableReadyWorker(node)
                 && NodeAnnotations.excluded(node).isEmpty()
                 && otherHolder(node, owner, gone).isEmpty()
-                && vmOf(node.getMetadata().getName(), cluster).isPresent();
+                && vmOf(node.getMetadata().getName(), cluster).filter(vm -> !vm.isExternalNode()).isPresent();
     }
 
     /** The live operation other than the owner that holds the node's lock, if any (a gone owner's lock is free to take). */
@@ -128,10 +135,27 @@ final class ScaleDownTargets {
     }
 
     /**
+     * The CloudStack call that removes these VMs under spec.removal: DestroyVM destroys each; CloudStackScale
+     * scales them away, unless every one is an external node (CloudStack 4.21+; scaleKubernetesCluster's
+     * nodeids skip those), which removeNodesFromKubernetesCluster removes. Empty for a mix of external and
+     * CloudStack-created nodes: no one call removes both ({@link #cloudStackRefusals} refuses it).
+     */
+    static Optional<RemovalCommand> removalCommand(ScaleDownSpec.Removal removal, Collection<VirtualMachine> vms) {
+        if (removal == ScaleDownSpec.Removal.DestroyVM) {
+            return Optional.of(RemovalCommand.destroyVirtualMachine);
+        }
+        long external = vms.stream().filter(VirtualMachine::isExternalNode).count();
+        if (external == 0) {
+            return Optional.of(RemovalCommand.scaleKubernetesCluster);
+        }
+        return external == vms.size() ? Optional.of(RemovalCommand.removeNodesFromKubernetesCluster) : Optional.empty();
+    }
+
+    /**
      * Refusals from CloudStack's view, made before any node is cordoned: everything CloudStack would
      * refuse (or get wrong) once asked to remove the nodes, each a sentence naming the cluster or node.
-     * The sources are KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters and
-     * KubernetesClusterScaleWorker (see docs/cloudstack-simulator.md).
+     * The sources are KubernetesClusterManagerImpl.validateKubernetesClusterScaleParameters,
+     * KubernetesClusterScaleWorker and KubernetesClusterRemoveWorker (see docs/cloudstack-simulator.md).
      */
     static List<String> cloudStackRefusals(List<String> targets, KubernetesCluster cluster, ScaleDownSpec.Removal removal) {
         List<String> refusals = new ArrayList<>();
@@ -143,24 +167,53 @@ final class ScaleDownTargets {
         if (removal == ScaleDownSpec.Removal.DestroyVM && cluster.isCloudManaged()) {
             refusals.add(clusterName + " is CloudManaged: use removal: CloudStackScale so that CloudStack's VM map and cluster size stay right.");
         }
+        Map<String, VirtualMachine> vms = new LinkedHashMap<>();
+        targets.forEach(target -> vmOf(target, cluster).ifPresent(vm -> vms.put(target, vm)));
         if (scale && cluster.isCloudManaged()) {
-            refusals.addAll(scaleRefusals(targets, cluster, clusterName));
+            Optional<RemovalCommand> command = removalCommand(removal, vms.values());
+            if (command.isEmpty()) {
+                refusals.add(mixed(vms, clusterName));
+            } else if (command.get() == RemovalCommand.removeNodesFromKubernetesCluster) {
+                removeNodesRefusal(cluster, clusterName).ifPresent(refusals::add);
+            } else {
+                refusals.addAll(scaleRefusals(targets, cluster, clusterName));
+            }
         }
         for (String target : targets) {
-            Optional<VirtualMachine> vm = vmOf(target, cluster);
-            if (vm.isEmpty()) {
+            VirtualMachine vm = vms.get(target);
+            if (vm == null) {
                 refusals.add("Node " + target + " has no VM in the VM map of " + clusterName
                         + ", so CloudStack cannot remove it; check the cluster with a VMMapAudit or remove the node from spec.nodeNames.");
-            } else if (vm.get().isEtcdNode()) {
-                refusals.add("Node " + target + " is named like the dedicated etcd VM " + vm.get().name() + " of " + clusterName
+            } else if (vm.isEtcdNode()) {
+                refusals.add("Node " + target + " is named like the dedicated etcd VM " + vm.name() + " of " + clusterName
                         + "; etcd nodes are no Kubernetes nodes and are never scaled down. Remove it from spec.nodeNames.");
-            } else if (scale && vm.get().isExternalNode()) {
-                refusals.add("Node " + target + " was added to " + clusterName + " with addNodesToKubernetesCluster: scaleKubernetesCluster "
-                        + "skips such external nodes (yet counts them off the cluster's size). Remove it with removeNodesFromKubernetesCluster, "
-                        + "or leave it out of spec.nodeNames.");
             }
         }
         return refusals;
+    }
+
+    /** External and CloudStack-created nodes together: each kind goes by a different call, and a ScaleDown makes one removal. */
+    private static String mixed(Map<String, VirtualMachine> vms, String clusterName) {
+        List<String> external = vms.entrySet().stream().filter(e -> e.getValue().isExternalNode()).map(Map.Entry::getKey).toList();
+        List<String> created = vms.entrySet().stream().filter(e -> !e.getValue().isExternalNode()).map(Map.Entry::getKey).toList();
+        return "Nodes " + String.join(", ", external) + " were added to " + clusterName + " with addNodesToKubernetesCluster (external nodes), "
+                + "nodes " + String.join(", ", created) + " were created by CloudStack: CloudStack removes external nodes with "
+                + "removeNodesFromKubernetesCluster (their VMs stay) and its own with scaleKubernetesCluster (their VMs are destroyed), "
+                + "and one ScaleDown makes one removal. Remove them in separate ScaleDowns: one for " + String.join(", ", external)
+                + ", one for " + String.join(", ", created) + ".";
+    }
+
+    /**
+     * What a removeNodesFromKubernetesCluster would fail at: CloudStack checks nothing before its job, but its
+     * worker drains and resets each node over SSH from the control node and moves the cluster to RemovingNodes
+     * only from Running or Alert (KubernetesCluster.State); from any other state every node fails.
+     */
+    private static Optional<String> removeNodesRefusal(KubernetesCluster cluster, String clusterName) {
+        if (CloudStackAccess.isBusy(cluster) || "Running".equalsIgnoreCase(cluster.state()) || "Alert".equalsIgnoreCase(cluster.state())) {
+            return Optional.empty();
+        }
+        return Optional.of(clusterName + " is in state " + cluster.state() + ": CloudStack removes external nodes only from a Running cluster "
+                + "(or one in Alert), draining and resetting each over SSH from the control node. Start the cluster, then create this ScaleDown again.");
     }
 
     /** What a scaleKubernetesCluster with these nodeids would be refused for, or would do wrong. */

@@ -12,6 +12,7 @@ import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
+import dev.cks.nodeops.cloudstack.JobWait;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.WriteFailure;
@@ -32,7 +33,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
  * recorded in the node's status, so a restarted operator carries on with the same Job and ISO job.
  */
 final class UpgradeJobStep {
-    static final Duration POLL_ISO_JOB = Duration.ofSeconds(2);
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
     static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
@@ -157,13 +157,15 @@ final class UpgradeJobStep {
     }
 
     /**
-     * At the end of a CloudStackIso upgrade: whether CloudStack still records the old versions (condition
+     * At the end of an upgrade (either executor): whether CloudStack still records the old versions (condition
      * CloudStackRecordCurrent). Returns the sentence for the final message when it does. A CloudStack that
-     * cannot be read leaves the condition Unknown; the upgrade's outcome does not depend on it.
+     * cannot be read leaves the condition Unknown; the upgrade's outcome does not depend on it. A Script upgrade
+     * may run where no CloudStack keys are configured: then there is no record to compare and no condition.
      */
     Optional<String> checkCloudStackRecord(NodeUpgrade upgrade, Instant now) {
         NodeUpgradeStatus status = upgrade.getStatus();
-        if (upgrade.getSpec().getExecutor().getType() != UpgradeExecutor.Type.CloudStackIso || status.getClusterId() == null) {
+        boolean usesIso = upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.CloudStackIso;
+        if (usesIso && status.getClusterId() == null) {
             return Optional.empty();
         }
         try {
@@ -172,11 +174,22 @@ final class UpgradeJobStep {
             recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, stale.isEmpty(), stale.isPresent() ? "VersionRecordStale" : "VersionRecorded",
                     stale.orElse("CloudStack records " + upgrade.getSpec().getTargetVersion() + " for the cluster and its upgraded nodes."), now);
             return stale;
-        } catch (CloudStackAccess.Unavailable | CloudStackException | CloudStackIsoExecutor.Refused e) {
-            recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CLOUDSTACK_UNAVAILABLE,
-                    "CloudStack's recorded versions could not be read (" + e.getMessage() + "); VMMapAudit's VersionRecordStale findings show them.", now);
-            return Optional.empty();
+        } catch (CloudStackAccess.Unavailable e) {
+            if (!usesIso) {
+                // No keys (or none usable): nothing to compare; a condition left from an earlier check would say something stale.
+                Conditions.remove(status.getConditions(), Conditions.CLOUDSTACK_RECORD_CURRENT);
+                return Optional.empty();
+            }
+            return unreadRecord(upgrade, e, now);
+        } catch (CloudStackException | CloudStackIsoExecutor.Refused e) {
+            return unreadRecord(upgrade, e, now);
         }
+    }
+
+    private Optional<String> unreadRecord(NodeUpgrade upgrade, RuntimeException e, Instant now) {
+        recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CLOUDSTACK_UNAVAILABLE,
+                "CloudStack's recorded versions could not be read (" + e.getMessage() + "); VMMapAudit's VersionRecordStale findings show them.", now);
+        return Optional.empty();
     }
 
     /**
@@ -261,7 +274,7 @@ final class UpgradeJobStep {
         KillPoint.NODEUPGRADE_ISO_ATTACH_ANSWERED.reached();
         node.setIsoJobId(jobId);
         store.persist(upgrade);
-        return new Continue(Step.after(POLL_ISO_JOB));
+        return new Continue(Step.after(JobWait.FIRST_POLL));
     }
 
     /** The attach already asked for, followed: its job, or what CloudStack shows of it. Empty when none was asked for. */
@@ -296,9 +309,7 @@ final class UpgradeJobStep {
 
     private Outcome attachJob(NodeUpgrade upgrade, UpgradeNodeStatus node, AsyncJobResult job, Instant now) {
         if (job.isPending()) {
-            recorder.progressing(upgrade, "Upgrading", "Attaching ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node "
-                    + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
-            return new Continue(Step.after(POLL_ISO_JOB));
+            return jobRuns(upgrade, node, "Attaching ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node " + node.getName(), now);
         }
         if (job.failed()) {
             CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
@@ -373,14 +384,12 @@ final class UpgradeJobStep {
         KillPoint.NODEUPGRADE_ISO_DETACH_ANSWERED.reached();
         node.setIsoJobId(jobId);
         store.persist(upgrade);
-        return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
+        return Optional.of(new Continue(Step.after(JobWait.FIRST_POLL)));
     }
 
     private Optional<Outcome> detachJob(NodeUpgrade upgrade, UpgradeNodeStatus node, AsyncJobResult job, Instant now) {
         if (job.isPending()) {
-            recorder.progressing(upgrade, "Upgrading", "Detaching ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node "
-                    + node.getName() + " (CloudStack job " + node.getIsoJobId() + ").", now);
-            return Optional.of(new Continue(Step.after(POLL_ISO_JOB)));
+            return Optional.of(jobRuns(upgrade, node, "Detaching ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node " + node.getName(), now));
         }
         if (job.failed() && !CloudStackIsoExecutor.foundNoIso(CloudStackResponses.jobError(job).errorText())) {
             CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
@@ -391,6 +400,13 @@ final class UpgradeJobStep {
         KillPoint.NODEUPGRADE_ISO_DETACHED.reached();
         detached(upgrade, node);
         return Optional.empty();
+    }
+
+    /** The node's ISO job still runs: looked at less often the longer it runs, never assumed over. */
+    private Continue jobRuns(NodeUpgrade upgrade, UpgradeNodeStatus node, String doing, Instant now) {
+        Instant since = Timestamps.parse(node.getIsoRequestedAt());
+        recorder.progressing(upgrade, "Upgrading", JobWait.pending(doing + " (CloudStack job " + node.getIsoJobId() + ")", node.getIsoJobId(), since, now), now);
+        return new Continue(Step.after(JobWait.pollInterval(since, now)));
     }
 
     private void detached(NodeUpgrade upgrade, UpgradeNodeStatus node) {
@@ -424,9 +440,10 @@ final class UpgradeJobStep {
         if (verdict instanceof LostAnswer.Running running) {
             // Not adopted: attachIso/detachIso jobs do not name their VM while they run, and with maxUnavailable
             // another node's may be running. The VM decides once the running jobs are over.
-            recorder.progressing(upgrade, "Upgrading", "CloudStack runs " + command + " job " + running.jobId() + " since the " + command
-                    + " for node " + node.getName() + " whose answer was lost; waiting for it before deciding.", now);
-            return new Continue(Step.after(POLL_ISO_JOB));
+            Instant since = Timestamps.parse(node.getIsoRequestedAt());
+            recorder.progressing(upgrade, "Upgrading", JobWait.pending("CloudStack runs " + command + " job " + running.jobId() + " since the "
+                    + command + " for node " + node.getName() + " whose answer was lost; waiting for it before deciding", running.jobId(), since, now), now);
+            return new Continue(Step.after(JobWait.pollInterval(since, now)));
         }
         String jobId = ((LostAnswer.Failed) verdict).job().jobId();
         node.setIsoJobId(jobId);
@@ -456,7 +473,7 @@ final class UpgradeJobStep {
             case UNKNOWN -> {
                 recorder.waiting(upgrade, ANSWER_LOST, "CloudStack's answer to the " + command + " for node " + node.getName() + " was lost ("
                         + e.getMessage() + "); it may have been done, so the VM and the key's jobs are read before anything is asked again.", now);
-                yield new Continue(Step.after(POLL_ISO_JOB));
+                yield new Continue(Step.after(JobWait.FIRST_POLL));
             }
         };
     }

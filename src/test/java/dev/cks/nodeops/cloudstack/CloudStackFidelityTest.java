@@ -216,6 +216,55 @@ class CloudStackFidelityTest {
         assertThat(simulator.findVm(external.id())).isPresent();
     }
 
+    /** RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId: the job names the cluster while it runs. */
+    @Test
+    void aRemoveNodesJobNamesTheCluster() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
+
+        AsyncJobResult job = admin.queryAsyncJob(admin.startRemoveNodesFromKubernetesCluster(cluster.id(), List.of(external.id())));
+
+        assertThat(job.runs(CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER.commandClass())).isTrue();
+        assertThat(job.jobInstanceType()).isEqualTo("KubernetesCluster");
+        assertThat(job.jobInstanceId()).isEqualTo(cluster.id());
+    }
+
+    /**
+     * KubernetesCluster.State: RemovingNodes + OperationFailed → Running (not Alert, unlike a failed scale);
+     * RemoveNodesFromKubernetesClusterCmd.execute turns every failure into 530; the map keeps the node.
+     */
+    @Test
+    void aFailedRemovalLeavesTheClusterRunningAndTheNodeMapped() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
+        simulator.planJob("removeNodesFromKubernetesCluster", dev.cks.nodeops.cloudstack.simulator.JobOutcome.fails(530,
+                "Failed to remove node(s) from Kubernetes cluster ID: 7"));
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> admin.waitForJob("removeNodesFromKubernetesCluster",
+                admin.startRemoveNodesFromKubernetesCluster(cluster.id(), List.of(external.id()))));
+
+        assertThat(failure.kind()).isEqualTo(Kind.JOB_FAILED);
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(simulator.cluster(cluster.id()).state()).isEqualTo("Running");
+        assertThat(simulator.cluster(cluster.id()).vmIds()).contains(external.id());
+    }
+
+    /** KubernetesClusterManagerImpl.validateNodes(remove=true) drops only ids without a VM; nothing left → 530 in the job. */
+    @Test
+    void removingOnlyExpungedNodesFailsTheJobWithNoValidNodes() {
+        SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
+        SimulatedVm gone = simulator.addVm("gone", Owner.of(simulator.defaultAccount()));
+        admin.waitForJob("destroyVirtualMachine", admin.startDestroyVirtualMachine(gone.id()));
+
+        CloudStackException failure = catchThrowableOfType(CloudStackException.class, () -> admin.waitForJob("removeNodesFromKubernetesCluster",
+                admin.startRemoveNodesFromKubernetesCluster(cluster.id(), List.of(gone.id()))));
+
+        assertThat(failure.kind()).isEqualTo(Kind.JOB_FAILED);
+        assertThat(failure.errorCode()).isEqualTo(530);
+        assertThat(failure.errorText()).endsWith("due to: No valid nodes found to be removed from the Kubernetes cluster");
+        assertThat(simulator.cluster(cluster.id()).state()).isEqualTo("Running");
+    }
+
     // ---- removeVirtualMachinesFromKubernetesCluster: RemoveVirtualMachinesFromKubernetesClusterCmd --------------
 
     @Test

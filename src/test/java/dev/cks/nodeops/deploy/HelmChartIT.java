@@ -81,8 +81,8 @@ class HelmChartIT {
     static Stream<List<String>> allowed() {
         return Stream.of(
                 List.of("list", "nodes"), List.of("watch", "nodes"), List.of("patch", "nodes"), List.of("delete", "nodes"),
-                List.of("list", "pods", "-A"), List.of("create", "pods", "--subresource=eviction", "-n", "shop"),
-                List.of("list", "poddisruptionbudgets.policy", "-A"),
+                List.of("list", "pods", "-A"), List.of("watch", "pods", "-A"), List.of("create", "pods", "--subresource=eviction", "-n", "shop"),
+                List.of("list", "poddisruptionbudgets.policy", "-A"), List.of("watch", "poddisruptionbudgets.policy", "-n", "shop"),
                 List.of("get", "replicasets.apps", "-n", "shop"), List.of("get", "statefulsets.apps", "-n", "shop"),
                 List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
                 List.of("patch", "vmmapaudits.nodeops.cks.dev", "--subresource=status"),
@@ -111,7 +111,7 @@ class HelmChartIT {
                 List.of("create", "events", "-n", "shop"),
                 List.of("create", "clusterrolebindings.rbac.authorization.k8s.io"),
                 // Grants the operator does not use (LeastPrivilegeIT proves which it does):
-                List.of("watch", "pods", "-A"), List.of("delete", "jobs.batch", "-n", NAMESPACE), List.of("update", "nodeupgrades.nodeops.cks.dev"),
+                List.of("delete", "jobs.batch", "-n", NAMESPACE), List.of("update", "nodeupgrades.nodeops.cks.dev"),
                 List.of("watch", "secrets/" + SECRET, "-n", "kube-system"), List.of("list", "configmaps", "-n", NAMESPACE),
                 List.of("patch", "events", "-n", "default"));
     }

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,16 +21,9 @@ import dev.cks.nodeops.drain.DrainResult.Outcome;
 import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.http.BasicBuilder;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.Interceptor;
 
 /**
  * A benchmark, not a test: drains a node with 100 pods with our engine and with `kubectl drain
@@ -108,33 +100,26 @@ class BenchmarkDrainIT {
     static Run ours(TestBed testBed, String node, String scenario) throws Exception {
         AtomicInteger requests = new AtomicInteger();
         AtomicInteger evictions = new AtomicInteger();
-        Config config = new ConfigBuilder(testBed.client().getConfiguration()).withRequestRetryBackoffLimit(0).build();
-        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("count", new Interceptor() {
-                    @Override
-                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
-                        requests.incrementAndGet();
-                        if (request.uri().getPath().endsWith("/eviction")) {
-                            evictions.incrementAndGet();
-                        }
-                    }
-                })).build()) {
+        try (KubernetesClient client = DrainBed.observedClient(testBed.client(), request -> {
+            requests.incrementAndGet();
+            if (request.uri().getPath().endsWith("/eviction")) {
+                evictions.incrementAndGet();
+            }
+        })) {
             client.getKubernetesVersion();
             requests.set(0);
             long started = System.nanoTime();
             new Cordon(client).cordon(node, "Benchmark/drain");
             DrainOptions options = new DrainOptions();
-            NodeDrainer drainer = new NodeDrainer(client);
-            DrainResult result = drainer.step(node, options, new DrainState(), null, Instant.now());
-            while (!result.finished()) {
-                long wait = Duration.between(Instant.now(), result.nextCheckAt()).toMillis();
-                if (wait > 0) {
-                    TimeUnit.MILLISECONDS.sleep(wait);
-                }
-                result = drainer.step(node, options, result.state(), null, Instant.now());
-            }
+            // As the operator drains: the node's pods and budgets watched (their lists and watch requests
+            // are counted), a step whenever the watches wake it or its fallback look is due, done only
+            // when a list of the node's pods confirms it.
+            DrainWatches watches = new DrainWatches(client);
+            DrainResult result = new WokenSteps().toEnd(new NodeDrainer(client, EvictionListener.NONE, watches), node, options, new DrainState(),
+                    Duration.ofMinutes(5));
             double seconds = (System.nanoTime() - started) / 1e9;
             assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+            assertThat(watches.watching()).as("the drain's watches stopped").isEmpty();
             return new Run("ours", scenario, seconds, requests.get(), evictions.get());
         }
     }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.awaitility.Awaitility;
 
@@ -22,9 +23,14 @@ import io.fabric8.kubernetes.api.model.apps.DaemonSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.Interceptor;
 
 /**
  * Workloads on the test bed for drain tests: KWOK workers that only this test's pods can land on
@@ -162,6 +168,22 @@ public final class DrainBed {
             result = drainer.step(node, options, result.state(), deadline, Instant.now());
         }
         return result;
+    }
+
+    /** A client of the bed without retries of 429 (as the drain's own, see DrainClient) that shows each request it sends to {@code seen}. */
+    KubernetesClient observedClient(Consumer<HttpRequest> seen) {
+        return observedClient(client, seen);
+    }
+
+    static KubernetesClient observedClient(KubernetesClient of, Consumer<HttpRequest> seen) {
+        return new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(of.getConfiguration()).withRequestRetryBackoffLimit(0).build())
+                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("observe", new Interceptor() {
+                    @Override
+                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
+                        seen.accept(request);
+                    }
+                })).build();
     }
 
     public void cleanUp() {

@@ -25,9 +25,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.http.BasicBuilder;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.Interceptor;
 
 /** The drain engine against a real API server, controller-manager and scheduler, with KWOK kubelets. */
 @ExtendWith(TestBedExtension.class)
@@ -136,17 +133,12 @@ class DrainIT {
         bed.cordon(source);
         AtomicInteger webEvictions = new AtomicInteger();
         AtomicInteger cacheEvictions = new AtomicInteger();
-        Config config = new io.fabric8.kubernetes.client.ConfigBuilder(bed.client.getConfiguration()).withRequestRetryBackoffLimit(0).build();
-        try (KubernetesClient counting = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("count", new Interceptor() {
-                    @Override
-                    public void before(BasicBuilder basic, HttpRequest request, RequestTags tags) {
-                        String path = request.uri().getPath();
-                        if (path.endsWith("/eviction")) {
-                            (path.contains("/pods/web-") ? webEvictions : cacheEvictions).incrementAndGet();
-                        }
-                    }
-                })).build()) {
+        try (KubernetesClient counting = bed.observedClient(request -> {
+            String path = request.uri().getPath();
+            if (path.endsWith("/eviction")) {
+                (path.contains("/pods/web-") ? webEvictions : cacheEvictions).incrementAndGet();
+            }
+        })) {
             NodeDrainer drainer = new NodeDrainer(counting);
 
             DrainResult first = drainer.step(source, DrainBed.options(), new DrainState(), null, Instant.now());
@@ -165,6 +157,53 @@ class DrainIT {
             assertThat(webEvictions.get()).as("web eviction POSTs for 6 pods").isBetween(6, 8);
         }
         assertThat(bed.podsOn(source)).isEmpty();
+    }
+
+    /**
+     * With watches, steps read the node's pods and the budgets from them: the drain moves when a pod leaves
+     * or the budget allows more (not on a timer), sends no eviction the budget refuses although the watch
+     * lags the server, declares the node drained only after a real list, and stops its watches at the end.
+     */
+    @Test
+    void aWatchedDrainMovesOnWakeUpsWithoutARefusedEvictionAndStopsItsWatches() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 6, false);
+        bed.deployment("cache", 3, false);
+        bed.budget("web-pdb", "web", null, "2");
+        bed.awaitReadyPods("web", 6);
+        bed.awaitReadyPods("cache", 3);
+        bed.awaitBudget("web-pdb", 6, 6);
+        bed.addWorker();
+        bed.cordon(source);
+        AtomicInteger evictions = new AtomicInteger();
+        AtomicInteger podLists = new AtomicInteger();
+        List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (KubernetesClient counting = bed.observedClient(request -> {
+            String path = request.uri().getPath();
+            String query = request.uri().getQuery() == null ? "" : request.uri().getQuery();
+            if (path.endsWith("/eviction")) {
+                evictions.incrementAndGet();
+            } else if (path.equals("/api/v1/pods") && !query.contains("watch=true")) {
+                podLists.incrementAndGet();
+            }
+        })) {
+            DrainWatches watches = new DrainWatches(counting);
+            NodeDrainer drainer = new NodeDrainer(counting, answers::add, watches);
+            WokenSteps steps = new WokenSteps();
+
+            DrainResult result = steps.toEnd(drainer, source, DrainBed.options(), new DrainState(), Duration.ofSeconds(90));
+
+            assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+            assertThat(bed.podsOn(source)).isEmpty();
+            assertThat(answers).as("every eviction accepted: none sent that the budget had already spent").containsOnly("evicted")
+                    .hasSize(9);
+            assertThat(evictions.get()).isEqualTo(9);
+            assertThat(steps.wokenBy.get()).as("pods leaving and the budget loosening woke the drain").isPositive();
+            // One list to start the pods' watch, one to confirm the node is drained; a watch that has to
+            // start over (its resourceVersion expired) lists once more. Listing on every step would take one per step.
+            assertThat(podLists.get()).as("pod lists in %d steps", steps.steps.get()).isBetween(2, 3);
+            assertThat(watches.watching()).as("the drain's watches stop when it ends").isEmpty();
+        }
     }
 
     @Test
@@ -299,7 +338,7 @@ class DrainIT {
 
         Instant started = Instant.now();
         Awaitility.await("the ladder deletes the web pods").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            work.drainTick(progress, options, null, Instant.now());
+            work.drainTick(progress, "ScaleDown/ladder/uid-1", options, null, Instant.now());
             return progress.getDrain().getEscalation().stream().anyMatch(r -> r.getResult() != null && r.getAction() == EscalationStep.Action.DeletePods);
         });
 
@@ -312,6 +351,7 @@ class DrainIT {
         assertThat(bed.podsOn(node)).as("the db pod, not opted in, stays untouched")
                 .filteredOn(p -> db.contains(p.getMetadata().getUid())).singleElement()
                 .satisfies(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNull());
+        work.stopDrainWatches();
     }
 
     @Test

@@ -82,6 +82,54 @@ class ScaleDownIT extends ScaleDownScenario {
                 .containsPattern("cks_node_step_seconds_count\\{[^}]*kind=\"ScaleDown\"[^}]*step=\"drain\"[^}]*} (?:[2-9]|[1-9][0-9])");
     }
 
+    /**
+     * External nodes (CloudStack 4.21+): a ScaleDown of them drains them as any other and removes them with one
+     * removeNodesFromKubernetesCluster, the VMs staying; one naming them together with a CloudStack-created node
+     * is refused before anything is cordoned.
+     */
+    @Test
+    void externalNodesAreRemovedWithRemoveNodesKeepingTheirVmsAndAMixIsRefusedBeforeAnyCordon() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        String created = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.awaitReadyPods("web", 2);
+        world.simulator().setExternalNode(world.fixture.vmId(first), true);
+        world.simulator().setExternalNode(world.fixture.vmId(second), true);
+
+        String mixed = name + "-mixed";
+        world.create(mixed, List.of(first, created), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown refused = world.awaitPhase(mixed, ScaleDownStatus.Phase.Failed, WITHIN);
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+        assertThat(ScaleDownBed.condition(refused, Conditions.ACCEPTED).getMessage()).contains("Nodes " + first + " were added")
+                .contains("nodes " + created + " were created by CloudStack").contains("separate ScaleDowns");
+        for (String node : List.of(first, created)) {
+            assertThat(world.isUnschedulable(node)).as("%s not cordoned", node).isFalse();
+            assertThat(world.operatorAnnotations(node)).as("%s not locked", node).isEmpty();
+        }
+        assertThat(world.cloudStackWrites()).isEmpty();
+        world.delete(mixed);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        assertThat(done.getStatus().getRemoval().getCommand()).isEqualTo(ScaleDownStatus.RemovalCommand.removeNodesFromKubernetesCluster);
+        List<RecordedCall> removes = world.simulator().calls("removeNodesFromKubernetesCluster");
+        assertThat(removes).as("exactly one removeNodesFromKubernetesCluster call").hasSize(1);
+        assertThat(Arrays.asList(removes.get(0).param("nodeids").split(",")))
+                .containsExactlyInAnyOrder(world.fixture.vmId(first), world.fixture.vmId(second));
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).isEmpty();
+        assertThat(world.simulator().cluster(world.fixture.cluster().id()).vmIds())
+                .doesNotContain(world.fixture.vmId(first), world.fixture.vmId(second)).contains(world.fixture.vmId(created));
+        assertThat(world.simulator().findVm(world.fixture.vmId(first))).as("the VM stays").isPresent();
+        assertThat(world.simulator().findVm(world.fixture.vmId(second))).as("the VM stays").isPresent();
+        assertThat(ScaleDownBed.condition(done, Conditions.SUCCEEDED).getMessage()).contains("their VMs stay");
+        pool.awaitReadyPods("web", 2);
+        assertThat(pool.podsOn(created)).as("the pods moved to the remaining worker").hasSize(2);
+        world.assertNodeGone(first);
+        world.assertNodeGone(second);
+    }
+
     @Test
     void pdbBlockingTheSecondNodeRollsBackAndLeavesTheNodeCordonedBeforeCordoned() {
         String blocked = workerHeldByABudget();

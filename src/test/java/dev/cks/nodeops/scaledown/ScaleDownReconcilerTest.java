@@ -86,12 +86,21 @@ class ScaleDownReconcilerTest {
 
     /** A CKS cluster of this type with a control-plane node and three workers, on the Kubernetes side and in CloudStack. */
     private void world(String clusterType) {
+        world(clusterType, List.of());
+    }
+
+    /** The same, the named workers added with addNodesToKubernetesCluster (external nodes, CloudStack 4.21+). */
+    private void world(String clusterType, List<String> external) {
         nodes = new FakeNodeWork();
         cluster = simulator.addCluster("prod", Owner.of(simulator.defaultAccount()), clusterType, simulator.addSupportedVersion("1.34.2").id());
         simulator.addClusterVm(cluster, CONTROL, NodeRole.CONTROL);
         nodes.add(TestNodes.node(CONTROL).controlPlane().build());
         for (String worker : List.of(W1, W2, W3)) {
-            simulator.addClusterVm(cluster, worker, NodeRole.WORKER);
+            if (external.contains(worker)) {
+                simulator.addExternalNode(cluster, worker);
+            } else {
+                simulator.addClusterVm(cluster, worker, NodeRole.WORKER);
+            }
             nodes.add(TestNodes.node(worker).build());
         }
         restartOperator();
@@ -441,7 +450,7 @@ class ScaleDownReconcilerTest {
     // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------
 
     /** What a ScaleDown meets on its way, and so where it ends. */
-    enum Scenario { SCALE, DESTROY_VM, ROLLBACK, SCALE_FAILS, DELETED }
+    enum Scenario { SCALE, REMOVE_NODES, DESTROY_VM, ROLLBACK, SCALE_FAILS, DELETED }
 
     static Stream<Arguments> killPoints() {
         return Stream.of(
@@ -454,6 +463,11 @@ class ScaleDownReconcilerTest {
                 Arguments.of(KillPoint.SCALEDOWN_SCALE_ANSWERED, 1, Scenario.SCALE),
                 Arguments.of(KillPoint.SCALEDOWN_SCALE_DONE, 1, Scenario.SCALE),
                 Arguments.of(KillPoint.SCALEDOWN_NODE_DELETED, 1, Scenario.SCALE),
+                Arguments.of(KillPoint.SCALEDOWN_REMOVE_NODES_INTENT, 1, Scenario.REMOVE_NODES),
+                Arguments.of(KillPoint.SCALEDOWN_REMOVE_NODES_ANSWERED, 1, Scenario.REMOVE_NODES),
+                Arguments.of(KillPoint.SCALEDOWN_REMOVE_NODES_DONE, 1, Scenario.REMOVE_NODES),
+                Arguments.of(KillPoint.SCALEDOWN_NODE_DELETED, 1, Scenario.REMOVE_NODES),
+                Arguments.of(KillPoint.SCALEDOWN_NODE_DELETED, 2, Scenario.REMOVE_NODES),
                 Arguments.of(KillPoint.SCALEDOWN_DESTROY_NODE_DELETED, 1, Scenario.DESTROY_VM),
                 Arguments.of(KillPoint.SCALEDOWN_UNMAP_ANSWERED, 1, Scenario.DESTROY_VM),
                 Arguments.of(KillPoint.SCALEDOWN_UNMAP_ANSWERED, 2, Scenario.DESTROY_VM),
@@ -476,6 +490,9 @@ class ScaleDownReconcilerTest {
     void killedRightAfterASideEffectARestartedOperatorFinishesCorrectly(KillPoint point, int nth, Scenario scenario) throws Exception {
         if (scenario == Scenario.DESTROY_VM) {
             world("ExternalManaged");
+        }
+        if (scenario == Scenario.REMOVE_NODES) {
+            world("CloudManaged", List.of(W1, W2));
         }
         // CloudStack's jobs take a while and run to their end whether or not the operator is there to poll them.
         simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(Duration.ofSeconds(4)));
@@ -502,7 +519,7 @@ class ScaleDownReconcilerTest {
             } else {
                 ScaleDownStatus status = loop.until(scaleDown, "finished", ScaleDownStatus::finished);
                 assertThat(status.getPhase()).as(describe()).isEqualTo(switch (scenario) {
-                    case SCALE, DESTROY_VM -> ScaleDownStatus.Phase.Succeeded;
+                    case SCALE, REMOVE_NODES, DESTROY_VM -> ScaleDownStatus.Phase.Succeeded;
                     case ROLLBACK -> ScaleDownStatus.Phase.RolledBack;
                     default -> ScaleDownStatus.Phase.Failed;
                 });
@@ -510,16 +527,23 @@ class ScaleDownReconcilerTest {
             assertThat(crash.happened()).as("the operator was halted at " + point.pointName()).isTrue();
         }
 
-        for (String command : List.of("scaleKubernetesCluster", "destroyVirtualMachine")) {
+        for (String command : List.of("scaleKubernetesCluster", "removeNodesFromKubernetesCluster", "destroyVirtualMachine")) {
             assertThat(simulator.jobCommands().stream().filter(command::equals).count()).as("CloudStack ran each " + command + " once")
                     .isEqualTo(switch (scenario) {
                         case SCALE, SCALE_FAILS -> command.equals("scaleKubernetesCluster") ? 1L : 0L;
+                        case REMOVE_NODES -> command.equals("removeNodesFromKubernetesCluster") ? 1L : 0L;
                         case DESTROY_VM -> command.equals("destroyVirtualMachine") ? 2L : 0L;
                         default -> 0L;
                     });
         }
-        assertThat(calls("scaleKubernetesCluster") + calls("destroyVirtualMachine")).as("no write sent twice")
-                .isEqualTo(simulator.jobCommands().size());
+        assertThat(calls("scaleKubernetesCluster") + calls("removeNodesFromKubernetesCluster") + calls("destroyVirtualMachine"))
+                .as("no write sent twice").isEqualTo(simulator.jobCommands().size());
+        if (scenario == Scenario.REMOVE_NODES) {
+            assertThat(simulator.clusterVms(cluster.id())).extracting(vm -> vm.name()).containsExactlyInAnyOrder(CONTROL, W3);
+            assertThat(nodes.node(W1)).isEmpty();
+            assertThat(nodes.node(W2)).isEmpty();
+            assertThat(scaleDown.getStatus().getRemoval().getCommand()).isEqualTo(ScaleDownStatus.RemovalCommand.removeNodesFromKubernetesCluster);
+        }
         assertThat(calls("removeVirtualMachinesFromKubernetesCluster")).isEqualTo(scenario == Scenario.DESTROY_VM ? 2 : 0);
         for (Node node : nodes.nodes()) {
             assertThat(nodes.ours(node.getMetadata().getName())).as("our cordon or lock left on " + node.getMetadata().getName()).isEmpty();
@@ -591,6 +615,7 @@ class ScaleDownReconcilerTest {
 
     enum Write {
         SCALE("scaleKubernetesCluster", Removal.CloudStackScale),
+        REMOVE_NODES("removeNodesFromKubernetesCluster", Removal.CloudStackScale),
         DESTROY("destroyVirtualMachine", Removal.DestroyVM),
         UNMAP("removeVirtualMachinesFromKubernetesCluster", Removal.DestroyVM),
         JOB_POLLING("queryAsyncJobResult", Removal.CloudStackScale);
@@ -604,7 +629,7 @@ class ScaleDownReconcilerTest {
         }
 
         boolean hasJob() {
-            return this == SCALE || this == DESTROY;
+            return this == SCALE || this == REMOVE_NODES || this == DESTROY;
         }
     }
 
@@ -622,6 +647,9 @@ class ScaleDownReconcilerTest {
     void everyCloudStackWriteEndsRightWhateverHappensToItsAnswer(Write write, Failure failure) {
         if (write.removal == Removal.DestroyVM) {
             world("ExternalManaged");
+        }
+        if (write == Write.REMOVE_NODES) {
+            world("CloudManaged", List.of(W1, W2));
         }
         List<String> vmIds = List.of(cluster.vmIds().get(1), cluster.vmIds().get(2));
         simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(Duration.ofSeconds(4)));
@@ -679,7 +707,67 @@ class ScaleDownReconcilerTest {
             assertThat(calls(write.command)).as("dropped from the map once each, or asked again only while CloudStack still maps it")
                     .isBetween(2L, 3L);
         }
+        if (write == Write.REMOVE_NODES) {
+            assertThat(vmIds).as("removeNodesFromKubernetesCluster keeps the VMs").allSatisfy(id -> assertThat(simulator.findVm(id)).isPresent());
+            assertThat(calls("scaleKubernetesCluster")).isZero();
+        }
         assertThat(events.all()).noneMatch(event -> event.message().contains("Removed VMs: none") && failure != Failure.JOB_FAILS);
+    }
+
+    // ---- External nodes (CloudStack 4.21+) ------------------------------------------------------------------
+
+    @Test
+    void externalNodesAreRemovedWithRemoveNodesAndTheirVmsStay() {
+        world("CloudManaged", List.of(W1, W2));
+        create(List.of(W1, W2), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(status.getRemoval().getCommand()).isEqualTo(ScaleDownStatus.RemovalCommand.removeNodesFromKubernetesCluster);
+        assertThat(simulator.calls("removeNodesFromKubernetesCluster")).singleElement()
+                .satisfies(call -> assertThat(call.param("nodeids").split(",")).containsExactlyInAnyOrderElementsOf(status.getRemoval().getRemovedVmIds()));
+        assertThat(calls("scaleKubernetesCluster")).isZero();
+        assertThat(status.getRemoval().getRemovedVmIds()).allSatisfy(id -> assertThat(simulator.findVm(id)).as("the VM stays").isPresent());
+        assertThat(condition(Conditions.SUCCEEDED).getMessage()).contains("their VMs stay");
+        assertThat(nodes.node(W1)).isEmpty();
+        assertThat(nodes.node(W2)).isEmpty();
+    }
+
+    @Test
+    void externalAndCloudStackCreatedNodesTogetherAreRefusedBeforeAnyCordon() {
+        world("CloudManaged", List.of(W1));
+        create(List.of(W1, W2), spec -> { });
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("Nodes " + W1 + " were added").contains("nodes " + W2 + " were created by CloudStack")
+                .contains("separate ScaleDowns");
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.isCordoned(W2)).isFalse();
+        assertThat(nodes.ours(W1)).isEmpty();
+        assertThat(nodes.ours(W2)).isEmpty();
+        assertThat(simulator.jobCommands()).isEmpty();
+    }
+
+    @Test
+    void aRemovalWhoseTargetsCloudStackNowListsAsAMixAsksNothingAndGivesTheNodesBack() {
+        world("CloudManaged", List.of(W1));
+        // Planned while CloudStack listed W1 as created by it (as before 4.21 marked it): both went by one scale.
+        simulator.setExternalNode(cluster.vmIds().get(1), false);
+        create(List.of(W1, W2), spec -> { });
+        reconcileUntil("draining", s -> s.getPhase() == ScaleDownStatus.Phase.Draining);
+        simulator.setExternalNode(cluster.vmIds().get(1), true);
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(condition(Conditions.FAILED).getMessage()).contains("as external nodes and others not").contains("Removed VMs: none");
+        assertThat(simulator.jobCommands()).isEmpty();
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.ours(W2)).isEmpty();
     }
 
     // ---- Locks: keyed by the owner's uid, reclaimed from operations that are gone; two ScaleDowns at once ------

@@ -84,10 +84,14 @@ class ScaleDownRestartIT extends ScaleDownScenario {
      * no cordon or lock of ours left on the spare. docs/reliability.md lists these points.
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"scaledown.cordoned@2", "scaledown.scale.answered", "scaledown.node-deleted"})
+    @ValueSource(strings = {"scaledown.locked", "scaledown.cordoned@2", "scaledown.drain-step", "scaledown.scale.answered", "scaledown.scale.done",
+        "scaledown.node-deleted"})
     void haltedRightAfterASideEffectANewProcessFinishesTheScaleDown(String point) {
         String first = world.addWorker(pool);
         String second = world.addWorker(pool);
+        // Pods on the two targets, so that their drains evict something (scaledown.drain-step).
+        pool.deployment("web", 2, false);
+        pool.awaitReadyPods("web", 2);
         String spare = world.addWorker(pool);
         world.restartHaltingAt(point);
 
@@ -101,6 +105,36 @@ class ScaleDownRestartIT extends ScaleDownScenario {
         world.assertNodeGone(second);
         assertThat(world.client.nodes().withName(spare).get().getMetadata().getAnnotations())
                 .doesNotContainKeys(dev.cks.nodeops.common.NodeAnnotations.LOCK, dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY);
+        assertThat(world.isUnschedulable(spare)).isFalse();
+        pool.awaitReadyPods("web", 2);
+        assertThat(pool.podsOn(spare)).hasSize(2);
+    }
+
+    /**
+     * External nodes: halted right after CloudStack answered removeNodesFromKubernetesCluster, before its job id
+     * was written; the new process finds the request's job (by the key's jobs) instead of asking again.
+     */
+    @Test
+    void haltedRightAfterRemoveNodesWasAnsweredANewProcessFollowsTheSameRemoval() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        String spare = world.addWorker(pool);
+        world.simulator().setExternalNode(world.fixture.vmId(first), true);
+        world.simulator().setExternalNode(world.fixture.vmId(second), true);
+        String point = "scaledown.remove-nodes.answered";
+        world.restartHaltingAt(point);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        world.awaitHaltedAndRestart(point, WITHIN);
+        ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
+
+        assertThat(world.simulator().calls("removeNodesFromKubernetesCluster")).as("one removeNodesFromKubernetesCluster call").hasSize(1);
+        assertThat(world.simulator().calls("listAsyncJobs")).as("the lost job looked up").isNotEmpty();
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).isEmpty();
+        assertThat(done.getStatus().getRemoval().getCommand()).isEqualTo(ScaleDownStatus.RemovalCommand.removeNodesFromKubernetesCluster);
+        assertThat(world.simulator().findVm(world.fixture.vmId(first))).as("the VM stays").isPresent();
+        world.assertNodeGone(first);
+        world.assertNodeGone(second);
         assertThat(world.isUnschedulable(spare)).isFalse();
     }
 }

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
+import dev.cks.nodeops.cloudstack.VirtualMachine;
+import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalCommand;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
 import dev.cks.nodeops.scaledown.ScaleDownTargets.Candidate;
 import io.fabric8.kubernetes.api.model.Node;
@@ -137,16 +139,50 @@ class ScaleDownTargetsTest {
     }
 
     @Test
-    void etcdAndExternalNodesAreNeverScaledDown() throws Exception {
+    void etcdNodesAreNeverScaledDown() throws Exception {
         KubernetesCluster cluster = cluster("Running", "CloudManaged", "", """
-                ,{"id":"vm-e","name":"prod-etcd-1","state":"Running","isetcdnode":true},
-                 {"id":"vm-x","name":"byo-1","state":"Running","isexternalnode":true}""");
+                ,{"id":"vm-e","name":"prod-etcd-1","state":"Running","isetcdnode":true}""");
 
-        List<String> refusals = ScaleDownTargets.cloudStackRefusals(List.of("prod-etcd-1", "byo-1"), cluster, Removal.CloudStackScale);
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("prod-etcd-1"), cluster, Removal.CloudStackScale))
+                .singleElement().asString().startsWith("Node prod-etcd-1 is named like the dedicated etcd VM");
+    }
 
-        assertThat(refusals).hasSize(2)
-                .anySatisfy(r -> assertThat(r).startsWith("Node prod-etcd-1 is named like the dedicated etcd VM"))
-                .anySatisfy(r -> assertThat(r).startsWith("Node byo-1 was added").contains("removeNodesFromKubernetesCluster"));
+    private static final String EXTERNAL_ROWS = """
+            ,{"id":"vm-x","name":"byo-1","state":"Running","isexternalnode":true},
+             {"id":"vm-y","name":"byo-2","state":"Running","isexternalnode":true}""";
+
+    @Test
+    void externalNodesGoByRemoveNodesAndCloudStacksOwnByScale() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged", "", EXTERNAL_ROWS);
+        List<VirtualMachine> external = cluster.virtualMachines().stream().filter(VirtualMachine::isExternalNode).toList();
+        List<VirtualMachine> created = cluster.virtualMachines().stream().filter(vm -> !vm.isExternalNode()).toList();
+
+        assertThat(ScaleDownTargets.removalCommand(Removal.CloudStackScale, external)).contains(RemovalCommand.removeNodesFromKubernetesCluster);
+        assertThat(ScaleDownTargets.removalCommand(Removal.CloudStackScale, created)).contains(RemovalCommand.scaleKubernetesCluster);
+        assertThat(ScaleDownTargets.removalCommand(Removal.CloudStackScale, cluster.virtualMachines())).as("a mix goes by no one call").isEmpty();
+        assertThat(ScaleDownTargets.removalCommand(Removal.DestroyVM, cluster.virtualMachines())).contains(RemovalCommand.destroyVirtualMachine);
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("byo-1", "byo-2"), cluster, Removal.CloudStackScale)).isEmpty();
+    }
+
+    @Test
+    void externalAndCloudStackCreatedNodesTogetherAreRefusedNamingEachKind() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged", "", EXTERNAL_ROWS);
+
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("byo-1", "w1", "byo-2"), cluster, Removal.CloudStackScale)).singleElement().asString()
+                .startsWith("Nodes byo-1, byo-2 were added to CloudStack Kubernetes cluster prod (c1) with addNodesToKubernetesCluster")
+                .contains("nodes w1 were created by CloudStack")
+                .endsWith("Remove them in separate ScaleDowns: one for byo-1, byo-2, one for w1.");
+    }
+
+    @Test
+    void externalNodesAreRemovedFromARunningClusterOrOneInAlertOnlyWhateverItsAutoscaling() throws Exception {
+        String autoscaling = "\"autoscalingenabled\":true,\"minsize\":1,\"maxsize\":5,";
+        for (String state : List.of("Running", "Alert")) {
+            assertThat(ScaleDownTargets.cloudStackRefusals(List.of("byo-1"), cluster(state, "CloudManaged", autoscaling, EXTERNAL_ROWS),
+                    Removal.CloudStackScale)).as(state).isEmpty();
+        }
+        assertThat(ScaleDownTargets.cloudStackRefusals(List.of("byo-1"), cluster("Stopped", "CloudManaged", "", EXTERNAL_ROWS), Removal.CloudStackScale))
+                .singleElement().asString().contains("is in state Stopped: CloudStack removes external nodes only from a Running cluster");
     }
 
     @Test
@@ -166,6 +202,14 @@ class ScaleDownTargetsTest {
         assertThat(ScaleDownTargets.isCandidate(worker("w1", "NodeUpgrade/x"), cluster, OWNER, NONE_GONE)).isFalse();
         assertThat(ScaleDownTargets.isCandidate(worker("unmapped", null), cluster, OWNER, NONE_GONE)).isFalse();
         assertThat(ScaleDownTargets.isCandidate(controlPlane("w1"), cluster, OWNER, NONE_GONE)).isFalse();
+    }
+
+    @Test
+    void aCountNeverPicksAnExternalNode() throws Exception {
+        KubernetesCluster cluster = cluster("Running", "CloudManaged", "", EXTERNAL_ROWS);
+
+        assertThat(ScaleDownTargets.isCandidate(worker("byo-1", null), cluster, OWNER, NONE_GONE)).isFalse();
+        assertThat(ScaleDownTargets.isCandidate(worker("w1", null), cluster, OWNER, NONE_GONE)).isTrue();
     }
 
     @Test

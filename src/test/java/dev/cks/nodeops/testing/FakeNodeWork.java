@@ -182,7 +182,7 @@ public final class FakeNodeWork implements NodeWork {
     }
 
     @Override
-    public DrainResult drain(String node, DrainOptions options, DrainState state, Instant deadline, Instant now) {
+    public DrainResult drain(String node, String owner, DrainOptions options, DrainState state, Instant deadline, Instant now) {
         calls.add("drain " + node);
         Deque<BiFunction<DrainState, Instant, DrainResult>> script = drains.get(node);
         DrainState next = DrainState.copyOf(state);

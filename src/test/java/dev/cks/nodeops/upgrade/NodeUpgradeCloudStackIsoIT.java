@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.audit.VMMapAudit;
 import dev.cks.nodeops.audit.VMMapAuditSpec;
@@ -121,20 +123,60 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         killOnceCloudStackRuns("detachIso");
         NodeUpgrade done = bed.await("nu-iso-killed", Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
 
+        assertEachVmAttachedAndDetachedOnce(control, worker, earlierJobs);
+        assertThat(simulator.calls("listAsyncJobs")).as("the restarted operator looked the lost jobs up").isNotEmpty();
+        assertThat(nodeStatus(done, control).getVersion()).isEqualTo(TARGET);
+        assertThat(nodeStatus(done, worker).getVersion()).isEqualTo(TARGET);
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
+
+    /**
+     * The operator process halts (as on SIGKILL) right after each step of the ISO's side effects, before its record
+     * (docs/reliability.md); a new process finishes the upgrade from what the API server and CloudStack show:
+     * CloudStack attached and detached each VM's ISO once, one Job per node, every node given back.
+     */
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"nodeupgrade.script-written", "nodeupgrade.iso.attach-answered", "nodeupgrade.iso.attached",
+        "nodeupgrade.iso.detach-answered", "nodeupgrade.iso.detached"})
+    void haltedRightAfterAnIsoStepANewProcessAttachesAndDetachesEachVmOnce(String point) throws java.io.IOException {
+        String control = node(true);
+        String worker = node(false);
+        CloudStackSimulator simulator = cloudStack.simulator();
+        simulator.clearCalls();
+        int earlierJobs = simulator.jobCommands().size();
+        // CloudStack's jobs run to their end whether or not anybody polls them: the halted operator does not.
+        simulator.setDefaultJobOutcome(JobOutcome.succeedsAfter(Duration.ofSeconds(2)));
+        try {
+            String name = "nu-iso-halt-" + point.substring(point.lastIndexOf('.') + 1);
+            restartHaltingAt(point);
+            bed.create(name, iso(), spec -> { });
+            awaitHaltedAndRestart(point, Duration.ofSeconds(120));
+            NodeUpgrade done = bed.await(name, Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
+
+            assertEachVmAttachedAndDetachedOnce(control, worker, earlierJobs);
+            assertThat(kubelets.jobsOn(List.of(control, worker))).as("one upgrade Job per node")
+                    .extracting(dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob::node).containsExactlyInAnyOrder(control, worker);
+            assertThat(done.getStatus().getNodes()).extracting(UpgradeNodeStatus::getPhase).containsOnly(UpgradeNodeStatus.Phase.Succeeded);
+            bed.nodes.forEach(n -> bed.assertReleased(n, false));
+        } finally {
+            simulator.setDefaultJobOutcome(JobOutcome.succeedsAfterPolls(1));
+        }
+    }
+
+    /** CloudStack was asked once to attach and once to detach each node's VM, ran one job of each, and no ISO is left. */
+    private void assertEachVmAttachedAndDetachedOnce(String control, String worker, int earlierJobs) {
+        CloudStackSimulator simulator = cloudStack.simulator();
         String controlVm = cloudStack.vmId(control);
         String workerVm = cloudStack.vmId(worker);
         assertThat(simulator.calls("attachIso")).as("one attach per VM").extracting(c -> c.param("virtualmachineid"))
                 .containsExactly(controlVm, workerVm);
         assertThat(simulator.calls("detachIso")).as("one detach per VM").extracting(c -> c.param("virtualmachineid"))
                 .containsExactly(controlVm, workerVm);
-        assertThat(simulator.jobCommands().subList(earlierJobs, simulator.jobCommands().size())).filteredOn(command -> command.equals("attachIso") || command.equals("detachIso"))
+        assertThat(simulator.jobCommands().subList(earlierJobs, simulator.jobCommands().size()))
+                .filteredOn(command -> command.equals("attachIso") || command.equals("detachIso"))
                 .containsExactly("attachIso", "detachIso", "attachIso", "detachIso");
-        assertThat(simulator.calls("listAsyncJobs")).as("the restarted operator looked the lost jobs up").isNotEmpty();
         assertThat(simulator.vm(controlVm).isoId()).isNull();
         assertThat(simulator.vm(workerVm).isoId()).isNull();
-        assertThat(nodeStatus(done, control).getVersion()).isEqualTo(TARGET);
-        assertThat(nodeStatus(done, worker).getVersion()).isEqualTo(TARGET);
-        bed.nodes.forEach(n -> bed.assertReleased(n, false));
     }
 
     /** SIGKILLs the operator as soon as CloudStack has a job of this command, then starts another. */

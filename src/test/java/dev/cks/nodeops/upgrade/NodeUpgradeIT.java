@@ -113,6 +113,8 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         });
         assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
         assertThat(Conditions.isTrue(done.getStatus().getConditions(), Conditions.SUCCEEDED)).isTrue();
+        assertThat(done.getStatus().getConditions()).as("no CloudStack Secret on this bed: no record to compare, no condition about it")
+                .noneMatch(c -> c.getType().equals(Conditions.CLOUDSTACK_RECORD_CURRENT));
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
         bed.nodes.forEach(n -> assertThat(UpgradePlan.isReadyAt(bed.node(n), TARGET)).isTrue());
         List<String> metrics = operator.httpGet("/q/metrics").lines().toList();
@@ -380,7 +382,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
      * back. docs/reliability.md lists these points.
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"nodeupgrade.job-created", "nodeupgrade.released"})
+    @ValueSource(strings = {"nodeupgrade.locked", "nodeupgrade.cordoned", "nodeupgrade.job-created", "nodeupgrade.released"})
     void haltedRightAfterASideEffectANewProcessFinishesTheUpgrade(String point) throws java.io.IOException {
         String w1 = bed.worker(FROM);
         String w2 = bed.worker(FROM);

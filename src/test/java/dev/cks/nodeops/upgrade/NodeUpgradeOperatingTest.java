@@ -75,8 +75,9 @@ class NodeUpgradeOperatingTest {
         WORKERS.forEach(w -> nodes.add(TestNodes.node(w).version(FROM).build()));
         jobs.configMaps.put("upgrade", Map.of("upgrade.sh", SCRIPT));
         settings.scriptSha256.add(ScriptTrust.sha256(SCRIPT));
+        // No CloudStack Secret: the Script executor needs none (it only compares CloudStack's record at the end, when it can).
         CloudStackAccess noCloudStack = new CloudStackAccess(() -> {
-            throw new AssertionError("the Script executor asks nothing of CloudStack");
+            throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret with the CloudStack API URL and keys does not exist");
         }, Optional.empty());
         OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
         reconciler = new NodeUpgradeReconciler(clock, settings, noCloudStack, new OperationPorts(nodes, recorder, new RecordingStatusStore()), jobs,
@@ -429,7 +430,7 @@ class NodeUpgradeOperatingTest {
                 "Warn shop/db-pdb warned", "SkipNode shop/db-pdb gave the node up");
         assertThat(skipped.getDrain().getEscalation()).allSatisfy(r -> assertThat(r.getAt()).isNotNull());
         assertThat(events.reasons()).containsSubsequence(OperationRecorder.DRAIN_BLOCKED, OperationRecorder.PODS_DELETED,
-                OperationRecorder.DRAIN_BLOCKED, NodeUpgradeReconciler.NODE_SKIPPED);
+                OperationRecorder.DRAIN_BLOCKED, NodeUpgradePipeline.NODE_SKIPPED);
         assertThat(WORKERS.subList(1, 4)).allSatisfy(w -> assertThat(node(w).getPhase()).isEqualTo(Phase.Succeeded));
         assertThat(condition(Conditions.SUCCEEDED).getReason()).isEqualTo("NodesSkipped");
         assertThat(Conditions.find(done.getConditions(), Conditions.DRAIN_BLOCKED)).as("gone with the node").isEmpty();
@@ -469,7 +470,7 @@ class NodeUpgradeOperatingTest {
                 + " (it opts out of node operations (nodeops.cks.dev/exclude: disk replacement on Friday)).");
         assertThat(node(WORKERS.get(1)).getPhase()).isEqualTo(Phase.Skipped);
         assertThat(nodes.calls).doesNotContain("cordon " + WORKERS.get(1), "cordon " + WORKERS.get(2));
-        assertThat(events.all()).filteredOn(e -> e.reason().equals(NodeUpgradeReconciler.NODE_SKIPPED)).hasSize(2);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(NodeUpgradePipeline.NODE_SKIPPED)).hasSize(2);
     }
 
     // --- version skew ---

@@ -46,8 +46,8 @@ class NodeUpgradeOutageIT extends NodeUpgradeScenario {
     void theUpgradeCompletesAcrossAnOutage(String component, int seconds, Phase during) throws Exception {
         String worker = bed.worker(FROM);
         String name = "nu-outage-" + component.charAt(0) + "-" + during.name().toLowerCase();
-        AutoCloseable hold = holdIn(during, worker);
-        try {
+        // try-with-resources: a failure to bring the component back stays the test's error (the release of the hold is suppressed into it).
+        try (AutoCloseable hold = holdIn(during, worker)) {
             bed.create(name, UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh"), spec -> {
                 spec.setReadyTimeoutSeconds(900);
                 spec.setTimeoutSeconds(1800);
@@ -60,8 +60,6 @@ class NodeUpgradeOutageIT extends NodeUpgradeScenario {
             assertThat(operator.isAlive()).as("the operator waited through the outage instead of exiting").isTrue();
             assertThat(operator.httpStatus("/q/health/live")).as("alive for its liveness probe: not restarted by the kubelet").isEqualTo(200);
             testBed.startComponent(component);
-        } finally {
-            hold.close();
         }
         NodeUpgrade done = bed.await(name, WITHIN, phase(NodeUpgradeStatus.Phase.Succeeded));
 

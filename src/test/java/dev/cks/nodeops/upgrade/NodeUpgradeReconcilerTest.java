@@ -453,6 +453,46 @@ class NodeUpgradeReconcilerTest {
     }
 
     @Test
+    void aScriptUpgradeSaysWhenCloudStackStillRecordsTheNodesOldVersionAndWhenItMatches() {
+        simulator.setRecordedNodeVersion(cluster.vmIds().get(1), FROM.substring(1));
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(condition(Conditions.CLOUDSTACK_RECORD_CURRENT)).satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo("VersionRecordStale");
+            assertThat(c.getMessage()).startsWith("CloudStack still records " + FROM.substring(1) + " for node " + W1 + ", not " + TARGET);
+        });
+        assertThat(status.getMessage()).contains("CloudStack still records");
+
+        simulator.setRecordedNodeVersion(cluster.vmIds().get(2), TARGET.substring(1));
+        create(UpgradeExecutor.Type.Script, workerOnly(W2));
+        reconcileToEnd();
+        assertThat(condition(Conditions.CLOUDSTACK_RECORD_CURRENT).getStatus()).isEqualTo("True");
+    }
+
+    @Test
+    void aScriptUpgradeWithoutCloudStackKeysReportsNoRecord() {
+        OperationRecorder recorder = new OperationRecorder(NodeUpgradeReconciler.KIND, events, new OperationMetrics(registry));
+        CloudStackAccess noKeys = new CloudStackAccess(() -> {
+            throw new CloudStackAccess.Unavailable("Secret kube-system/cloudstack-secret with the CloudStack API URL and keys does not exist");
+        }, Optional.empty());
+        reconciler = new NodeUpgradeReconciler(clock, settings, noKeys, new OperationPorts(nodes, recorder, store), jobs,
+                () -> List.of(nodes.get(CONTROL).getStatus().getNodeInfo().getKubeletVersion()));
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+        upgrade.setStatus(new NodeUpgradeStatus());
+        // A condition from an earlier check (keys since removed) must not linger.
+        Conditions.set(upgrade.getStatus().getConditions(), Conditions.CLOUDSTACK_RECORD_CURRENT, false, "VersionRecordStale", "old", 1L, clock.instant());
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(status.getMessage()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getConditions()).noneMatch(c -> c.getType().equals(Conditions.CLOUDSTACK_RECORD_CURRENT));
+    }
+
+    @Test
     void cloudStackIsoDetachesTheIsoAlsoWhenTheJobFailsBeforeGivingTheNodeUp() {
         failingJobs.add(W1);
         simulator.planJob("detachIso", JobOutcome.succeedsAfterPolls(3));
@@ -669,6 +709,171 @@ class NodeUpgradeReconcilerTest {
         if (scenario == Scenario.JOB_FAILS) {
             assertThat(node(W1).getPhase()).isEqualTo(Phase.Failed);
             assertThat(nodes.calls).doesNotContain("cordon " + W2);
+        }
+    }
+
+    // ---- Fault matrix: attachIso and detachIso against every way their answer can go wrong ----------------------
+
+    enum IsoWrite {
+        ATTACH("attachIso"), DETACH("detachIso");
+
+        final String command;
+
+        IsoWrite(String command) {
+            this.command = command;
+        }
+    }
+
+    enum IsoFault {
+        SERVER_ERROR_BEFORE_ACTING, TIMEOUT_AFTER_ACTING, BAD_GATEWAY_AFTER_ACTING, GATEWAY_TIMEOUT_AFTER_ACTING, TRUNCATED_AFTER_ACTING,
+        THROTTLED, DROPPED_CONNECTION, JOB_FAILS, JOB_NEVER_ENDS;
+
+        /** CloudStack took the write and ran it; only its answer went wrong. */
+        boolean afterActing() {
+            return this == TIMEOUT_AFTER_ACTING || this == BAD_GATEWAY_AFTER_ACTING || this == GATEWAY_TIMEOUT_AFTER_ACTING || this == TRUNCATED_AFTER_ACTING;
+        }
+
+        dev.cks.nodeops.cloudstack.simulator.Fault fault() {
+            return switch (this) {
+                case SERVER_ERROR_BEFORE_ACTING -> dev.cks.nodeops.cloudstack.simulator.Fault.serverError();
+                case TIMEOUT_AFTER_ACTING -> dev.cks.nodeops.cloudstack.simulator.Fault.actsThenAnswersLate(SimulatedCloudStack.READ_TIMEOUT.plusSeconds(1));
+                case BAD_GATEWAY_AFTER_ACTING -> dev.cks.nodeops.cloudstack.simulator.Fault.actsThenBadGateway();
+                case GATEWAY_TIMEOUT_AFTER_ACTING -> dev.cks.nodeops.cloudstack.simulator.Fault.actsThenGatewayTimeout();
+                case TRUNCATED_AFTER_ACTING -> dev.cks.nodeops.cloudstack.simulator.Fault.actsThenTruncated();
+                case THROTTLED -> dev.cks.nodeops.cloudstack.simulator.Fault.throttled();
+                case DROPPED_CONNECTION -> dev.cks.nodeops.cloudstack.simulator.Fault.droppedConnection();
+                case JOB_FAILS, JOB_NEVER_ENDS -> throw new IllegalStateException(this + " is a job outcome, not an answer");
+            };
+        }
+    }
+
+    static Stream<Arguments> isoFaultMatrix() {
+        return Stream.of(IsoWrite.values()).flatMap(write -> Stream.of(IsoFault.values()).map(failure -> Arguments.of(write, failure)));
+    }
+
+    /** The hypervisor's side of attachIso/detachIso: what CloudStack really did to each VM's CD-ROM, in order. */
+    private static final class RecordingIsoDrive implements dev.cks.nodeops.cloudstack.simulator.IsoDrive {
+        final Map<String, List<String>> byVm = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public void insert(String vmId, String isoId) {
+            byVm.computeIfAbsent(vmId, vm -> new java.util.concurrent.CopyOnWriteArrayList<>()).add("insert");
+        }
+
+        @Override
+        public void eject(String vmId) {
+            byVm.computeIfAbsent(vmId, vm -> new java.util.concurrent.CopyOnWriteArrayList<>()).add("eject");
+        }
+    }
+
+    /**
+     * Every node's attachIso (or detachIso) meets the fault; the answer faults happen at the boundary: the
+     * simulator runs the write, then the answer is lost or mangled. The upgrade ends right, CloudStack attached
+     * and detached each node's ISO exactly once, no node is left cordoned, and between any two reconciles the
+     * status never claims an ISO state CloudStack does not show (the outcome is read, not assumed).
+     */
+    @ParameterizedTest(name = "{0} × {1}")
+    @MethodSource("isoFaultMatrix")
+    void everyIsoWriteEndsRightWhateverHappensToItsAnswer(IsoWrite write, IsoFault failure) {
+        RecordingIsoDrive drive = new RecordingIsoDrive();
+        simulator.useIsoDrive(drive);
+        // CloudStack's jobs take a while and run to their end whether or not anybody polls them.
+        simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(4)));
+        List<String> vms = cluster.vmIds();
+        switch (failure) {
+            case JOB_FAILS -> simulator.planJob(write.command, JobOutcome.fails(530, "Failed to " + (write == IsoWrite.ATTACH ? "attach" : "detach") + " ISO"));
+            case JOB_NEVER_ENDS -> simulator.planJob(write.command, JobOutcome.neverFinishes());
+            default -> vms.forEach(vm -> simulator.injectFault(write.command, "virtualmachineid", vm, failure.fault()));
+        }
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> { });
+        List<String> reasons = new java.util.ArrayList<>();
+        Runnable between = () -> {
+            // A slow answer is still being sent after the client gave up: the world goes on once it is out.
+            org.awaitility.Awaitility.await().pollDelay(java.time.Duration.ZERO).atMost(java.time.Duration.ofSeconds(20))
+                    .until(() -> simulator.requestsInFlight() == 0);
+            Conditions.find(upgrade.getStatus().getConditions(), Conditions.WAITING).filter(c -> "True".equals(c.getStatus()))
+                    .ifPresent(c -> reasons.add(c.getReason()));
+            assertStatusShowsOnlyWhatCloudStackShows(failure);
+            playKubelets();
+        };
+        ReconcileLoop<NodeUpgrade, NodeUpgradeStatus> loop = new ReconcileLoop<>(u -> reconciler.reconcile(u, null), clock, between, this::describe);
+
+        if (failure == IsoFault.JOB_NEVER_ENDS) {
+            // Past the NodeUpgrade's deadline (2 h): a node whose ISO job runs is under way and is not given back under it.
+            Instant start = clock.instant();
+            loop.until(upgrade, "2 hours on", s -> java.time.Duration.between(start, clock.instant()).toMinutes() >= 121);
+            UpgradeNodeStatus first = node(CONTROL);
+            assertThat(first.getPhase()).as("nothing is assumed while CloudStack's job runs").isEqualTo(Phase.Upgrading);
+            assertThat(first.getIsoState()).isEqualTo(write == IsoWrite.ATTACH ? IsoState.Attaching : IsoState.Detaching);
+            assertThat(nodes.isCordoned(CONTROL)).isTrue();
+            assertThat(simulator.calls(write.command)).as("the running job is waited for, the write not sent again").hasSize(1);
+            assertThat(simulator.calls("queryAsyncJobResult").size()).as("looked at less often the longer it runs").isLessThan(200);
+            assertThat(nodes.calls).as("no other node is started meanwhile").doesNotContain("cordon " + W1);
+            assertThat(condition(Conditions.PROGRESSING).getMessage()).contains("pending for 12").contains("Nothing is assumed until it ends");
+            return;
+        }
+        NodeUpgradeStatus status = loop.until(upgrade, "finished", NodeUpgradeStatus::finished);
+
+        List.of(CONTROL, W1, W2).forEach(n -> {
+            assertThat(nodes.ours(n)).as("our cordon or lock left on " + n).isEmpty();
+            assertThat(nodes.isCordoned(n)).as(n + " left cordoned").isFalse();
+        });
+        if (failure == IsoFault.JOB_FAILS) {
+            assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+            assertThat(node(CONTROL).getPhase()).isEqualTo(Phase.Failed);
+            assertThat(node(CONTROL).getError()).contains("Failed to " + (write == IsoWrite.ATTACH ? "attach" : "detach") + " ISO");
+            assertThat(drive.byVm.get(vms.get(0))).as("what CloudStack did to the first node's VM")
+                    .isEqualTo(write == IsoWrite.ATTACH ? null : List.of("insert"));
+            assertThat(simulator.calls(write.command)).as("a failed job is CloudStack's answer: not asked again").hasSize(1);
+            if (write == IsoWrite.ATTACH) {
+                assertThat(simulator.calls("detachIso")).as("nothing to take off").isEmpty();
+            } else {
+                assertThat(node(CONTROL).getError()).contains("Detach it in CloudStack");
+                assertThat(events.reasons()).contains("IsoNotDetached");
+                assertThat(simulator.vm(vms.get(0)).isoId()).as("reported as CloudStack left it").isNotNull();
+            }
+            assertThat(nodes.calls).as("no other node is started").doesNotContain("cordon " + W1);
+            return;
+        }
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getNodes()).allSatisfy(n -> assertThat(n.getPhase()).isEqualTo(Phase.Succeeded));
+        vms.forEach(vm -> {
+            assertThat(drive.byVm.get(vm)).as("CloudStack attached and detached the ISO of VM " + vm + " once each").containsExactly("insert", "eject");
+            assertThat(simulator.vm(vm).isoId()).isNull();
+            long sent = simulator.calls(write.command).stream().filter(call -> vm.equals(call.param("virtualmachineid"))).count();
+            assertThat(sent).as(write.command + " requests for VM " + vm).isEqualTo(failure.afterActing() ? 1 : 2);
+        });
+        assertThat(simulator.jobCommands()).as("CloudStack ran one attach and one detach per node")
+                .filteredOn(command -> command.endsWith("Iso")).containsExactly("attachIso", "detachIso", "attachIso", "detachIso", "attachIso", "detachIso");
+        assertThat(jobs.nodesWithJobs()).as("one upgrade Job per node").doesNotHaveDuplicates().hasSize(3);
+        if (failure == IsoFault.THROTTLED) {
+            assertThat(reasons).as("turned away before execution: asked again later, never looked up").contains(UpgradeJobStep.CLOUDSTACK_UNAVAILABLE)
+                    .doesNotContain(UpgradeJobStep.ANSWER_LOST);
+            assertThat(simulator.calls("listAsyncJobs")).isEmpty();
+        } else {
+            assertThat(reasons).as("the outcome was unknown and looked up").contains(UpgradeJobStep.ANSWER_LOST);
+            assertThat(simulator.calls("listAsyncJobs")).as("CloudStack's jobs read for each node's lost answer").hasSizeGreaterThanOrEqualTo(3);
+        }
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("RequestResent")).as("sent again only when it provably never arrived")
+                .hasSize(failure.afterActing() || failure == IsoFault.THROTTLED ? 0 : 3);
+    }
+
+    /**
+     * Between two reconciles: an ISO the status calls attached (so the node's Job may start) is on the VM in
+     * CloudStack, and one it calls detached is gone (but for a detach CloudStack failed, reported as such).
+     */
+    private void assertStatusShowsOnlyWhatCloudStackShows(IsoFault failure) {
+        for (UpgradeNodeStatus node : upgrade.getStatus().getNodes()) {
+            if (node.getVmId() == null || node.getIsoState() == null) {
+                continue;
+            }
+            String carried = simulator.vm(node.getVmId()).isoId();
+            if (node.getIsoState() == IsoState.Attached) {
+                assertThat(carried).as("node " + node.getName() + " recorded Attached: " + describe()).isEqualTo(node.getIsoId());
+            }
+            if (node.getIsoState() == IsoState.Detached && failure != IsoFault.JOB_FAILS) {
+                assertThat(carried).as("node " + node.getName() + " recorded Detached: " + describe()).isNull();
+            }
         }
     }
 

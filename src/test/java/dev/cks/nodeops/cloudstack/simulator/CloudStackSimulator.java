@@ -94,6 +94,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     /** job.expire.minutes' default (AsyncJobManagerImpl.JobExpireMinutes). */
     static final Duration JOB_EXPIRY = Duration.ofMinutes(1440);
     private final Map<String, Queue<Fault>> faults = new ConcurrentHashMap<>();
+    private final Queue<TargetedFault> targetedFaults = new ConcurrentLinkedQueue<>();
     private final Map<String, Queue<JobOutcome>> plannedJobs = new ConcurrentHashMap<>();
     private final List<RecordedCall> calls = new CopyOnWriteArrayList<>();
     private final SimulatedAccount defaultAccount;
@@ -292,6 +293,11 @@ public final class CloudStackSimulator implements AutoCloseable {
         return vm;
     }
 
+    /** Marks a cluster VM as added with addNodesToKubernetesCluster (or not), as a later CloudStack version may list it. */
+    public synchronized void setExternalNode(String vmId, boolean external) {
+        vm(vmId).setExternalNode(external);
+    }
+
     /** What CloudStack has recorded as the node's Kubernetes version (its own upgrade updates it; ours does not). */
     public synchronized void setRecordedNodeVersion(String vmId, String version) {
         vm(vmId).setNodeVersion(version);
@@ -369,6 +375,30 @@ public final class CloudStackSimulator implements AutoCloseable {
         queue.addAll(List.of(injected));
     }
 
+    /**
+     * The next requests of {@code command} whose {@code parameter} is {@code value} (one VM's attachIso, say)
+     * meet these faults, one each, in order; they are met before the faults queued for the command alone.
+     */
+    public void injectFault(String command, String parameter, String value, Fault... injected) {
+        for (Fault fault : injected) {
+            targetedFaults.add(new TargetedFault(command.toLowerCase(Locale.ROOT), parameter.toLowerCase(Locale.ROOT), value, fault));
+        }
+    }
+
+    private record TargetedFault(String command, String parameter, String value, Fault fault) {
+    }
+
+    private Fault nextFault(String command, Map<String, String> params) {
+        String lower = command.toLowerCase(Locale.ROOT);
+        for (TargetedFault targeted : targetedFaults) {
+            if (targeted.command().equals(lower) && targeted.value().equals(params.get(targeted.parameter())) && targetedFaults.remove(targeted)) {
+                return targeted.fault();
+            }
+        }
+        Queue<Fault> queue = faults.get(lower);
+        return queue == null ? null : queue.poll();
+    }
+
     /** The next async jobs of {@code command} end like this, one each; unplanned jobs succeed on the first poll. */
     public void planJob(String command, JobOutcome... outcomes) {
         plannedJobs.computeIfAbsent(command.toLowerCase(Locale.ROOT), key -> new ConcurrentLinkedQueue<>())
@@ -419,8 +449,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             });
             calls.add(new RecordedCall(exchange.getRequestMethod(), command, Map.copyOf(recorded), caller.isPresent()));
 
-            Queue<Fault> queue = faults.get(command.toLowerCase(Locale.ROOT));
-            Fault fault = queue == null ? null : queue.poll();
+            Fault fault = nextFault(command, lower);
             if (fault instanceof Fault.DroppedConnection) {
                 return; // closing the exchange without headers drops the connection
             }
@@ -436,6 +465,9 @@ public final class CloudStackSimulator implements AutoCloseable {
             Answer answer = answer(command, lower, caller);
             if (fault instanceof Fault.AnswerLost) {
                 return; // the server acted; the answer never reaches the client
+            }
+            if (fault instanceof Fault.AnswerLate late) {
+                sleepQuietly(late.delay().toMillis()); // the server acted; the client stops waiting before the answer leaves
             }
             if (fault instanceof Fault.AnswerReplaced replaced) {
                 send(exchange, replaced.status(), replaced.body() != null ? replaced.body() : answer.body.substring(0, answer.body.length() / 2));
@@ -932,18 +964,25 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     /**
-     * removeNodesFromKubernetesCluster (4.21+): KubernetesClusterManagerImpl.validateNodes drops ids
-     * without a VM, KubernetesClusterRemoveWorker drains and resets each node and drops it from the
-     * map; the VM itself stays. Not limited to ExternalManaged clusters, nor to external nodes.
+     * removeNodesFromKubernetesCluster (4.21+), as KubernetesClusterManagerImpl.removeNodesFromKubernetesCluster
+     * and KubernetesClusterRemoveWorker do it: validateNodes(remove=true) drops only ids without a VM (no
+     * check that a node is external, in the map, or that the cluster is CloudManaged, and no state check
+     * before the job); the worker moves the cluster Running/Alert → RemovingNodes, drains and resets each
+     * node (kubeadm reset) and drops its map row; the VM itself stays; the size drops by every node
+     * processed. A failed removal moves the cluster back to Running, not Alert (KubernetesCluster.State:
+     * RemovingNodes + OperationFailed → Running). The job names the cluster while it runs
+     * (RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId); every failure is a 530
+     * "Failed to remove node(s) from Kubernetes cluster ID: … due to: …" (its execute wraps all exceptions).
      */
     private Answer removeNodesFromCluster(Map<String, String> params, SimulatedAccount caller) {
         String command = "removeNodesFromKubernetesCluster";
         SimulatedCluster cluster = knownCluster(command, params.get("id"));
         List<String> nodeIds = knownVmIds(command, "nodeids", params.get("nodeids"));
-        return startJob(command, caller, null, null, () -> {
+        return startJob(command, caller, "KubernetesCluster", cluster.id(), () -> {
             List<SimulatedVm> valid = nodeIds.stream().map(vms::get).filter(vm -> vm != null).toList();
             if (valid.isEmpty()) {
-                throw jobInternalError("No valid nodes found to be removed from the Kubernetes cluster");
+                throw jobInternalError("Failed to remove node(s) from Kubernetes cluster ID: " + cluster.id()
+                        + " due to: No valid nodes found to be removed from the Kubernetes cluster");
             }
             cluster.setState("RemovingNodes");
             return new JobWork(() -> {
@@ -955,7 +994,7 @@ public final class CloudStackSimulator implements AutoCloseable {
                 }
                 cluster.setSize(cluster.size() - valid.size());
                 cluster.setState("Running");
-            }, () -> wrap("kubernetescluster", clusterJson(cluster, caller)), () -> cluster.setState("Alert"));
+            }, () -> wrap("kubernetescluster", clusterJson(cluster, caller)), () -> cluster.setState("Running"));
         });
     }
 

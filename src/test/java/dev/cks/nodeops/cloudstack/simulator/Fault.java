@@ -25,6 +25,10 @@ public sealed interface Fault {
     record AnswerLost() implements Fault {
     }
 
+    /** The server acts on the request, then its answer comes only this much later: after the client stopped waiting. */
+    record AnswerLate(Duration delay) implements Fault {
+    }
+
     /**
      * The server acts on the request, then the client gets this instead of its answer: a proxy's error
      * page after the upstream timed out, or (body null) the real answer cut off half-way.
@@ -59,6 +63,16 @@ public sealed interface Fault {
     /** A 502 page from a proxy whose upstream acted but answered too late. */
     static Fault actsThenBadGateway() {
         return new AnswerReplaced(502, "<html><body>502 Bad Gateway</body></html>");
+    }
+
+    /** A 504 page from a proxy that stopped waiting for its upstream, which went on and acted. */
+    static Fault actsThenGatewayTimeout() {
+        return new AnswerReplaced(504, "<html><body><h1>504 Gateway Time-out</h1></body></html>");
+    }
+
+    /** A read timeout after sending: the server acts at once, its answer comes after the client gave up. */
+    static Fault actsThenAnswersLate(Duration delay) {
+        return new AnswerLate(delay);
     }
 
     /** A 200 whose body was cut off after the server acted (a proxy or connection reset mid-body). */
