@@ -295,7 +295,12 @@ case "${1:-}" in
       real_up "${1:-cksbed}" "${2:-3}"
       trap - EXIT
     else
+      # A bed that fails half-way (say, its nodes never Ready) is deleted at once: its processes would
+      # otherwise outlive the run, as the caller has no bed to tear down.
+      bed_name="${1:-cksbed}"
+      trap 'rc=$?; [ $rc = 0 ] || { say "cluster $bed_name did not come up (rc $rc); deleting it"; cmd_down "$bed_name" || true; }' EXIT
       cmd_up "$@"
+      trap - EXIT
     fi ;;
   down) shift; if [ "${1:-}" = --real ]; then real_down; else cmd_down "$@"; fi ;;
   audit-log) echo "$CLUSTERS/clusters/${2:-cksbed}/logs/audit.log" ;;

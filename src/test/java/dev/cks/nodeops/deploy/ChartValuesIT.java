@@ -111,7 +111,10 @@ class ChartValuesIT {
     @Test
     void helmTestIsAJobHookThatAsksForReadiness() throws Exception {
         String test = rendered("r", "--show-only", "templates/tests/test-ready.yaml");
-        assertThat(test).contains("helm.sh/hook: test", "kind: Job", "/q/health/ready", "r-cks-node-operator-metrics");
+        assertThat(test).contains("helm.sh/hook: test", "kind: Job", "/q/health/ready",
+                "$(R_CKS_NODE_OPERATOR_METRICS_SERVICE_HOST):$(R_CKS_NODE_OPERATOR_METRICS_SERVICE_PORT_HTTP)");
+        assertThat(test).as("the test pod is not one the operator's Service, PDB or Deployment selects")
+                .contains("app.kubernetes.io/name: cks-node-operator-test");
     }
 
     private static String rendered(String release, String... args) throws Exception {

@@ -88,6 +88,7 @@ class OperatorInClusterRealIT {
                 "--set", "cloudstack.secretName=" + cloudStack.operatorProperties().get("cks.cloudstack.secret-name"),
                 "--set", "cloudstack.clusterId=" + cloudStack.cluster().id(),
                 "--set", "upgrade.jobImage=" + bed.realNode("shellImage"),
+                "--set", "tests.image=" + bed.realNode("shellImage"),
                 "--set-file", "upgrade.scripts.realnode=" + script,
                 "--set", "audit.enabled=false",
                 "--wait", "--timeout", "5m");
@@ -226,8 +227,33 @@ class OperatorInClusterRealIT {
      * NodeUpgrades carry the operator's finalizer: deleted without the operator they stay
      * Terminating until it returns, or until their finalizer is removed by hand.
      */
+    /**
+     * `helm test` as a cluster owner runs it after an install: its pod (on the real node, where the
+     * operator may run; a KWOK node would only pretend to run it) asks the metrics Service for the
+     * readiness probe. It passes while a replica is ready and fails when none is.
+     */
     @Test
     @Order(8)
+    void helmTestPassesWhileAReplicaIsReadyAndFailsWhenNoneIs() {
+        operatorPod();
+        TestBed.ToolResult passed = bed.runTool("helm", "test", RELEASE, "-n", NAMESPACE, "--timeout", "3m");
+        assertThat(passed.exitCode()).as("%s%nits pods:%n%s", passed.output(), testPodsAndLogs()).isZero();
+        assertThat(passed.output()).containsPattern("Phase:\\s+Succeeded");
+
+        client.apps().deployments().inNamespace(NAMESPACE).withName(FULLNAME).scale(0);
+        try {
+            Awaitility.await("no operator pod").atMost(Duration.ofMinutes(2)).until(() -> operatorPods().isEmpty());
+            TestBed.ToolResult failed = bed.runTool("helm", "test", RELEASE, "-n", NAMESPACE, "--timeout", "3m");
+            assertThat(failed.exitCode()).as("helm test without a ready replica: %s", failed.output()).isNotZero();
+            assertThat(failed.output()).contains(FULLNAME + "-test-ready");
+        } finally {
+            client.apps().deployments().inNamespace(NAMESPACE).withName(FULLNAME).scale(1);
+        }
+        operatorPod();
+    }
+
+    @Test
+    @Order(9)
     void helmUninstallLeavesTheCrdsAndTheCustomResources() {
         VMMapAudit audit = new VMMapAudit();
         audit.getMetadata().setName("real-kept");
@@ -253,8 +279,21 @@ class OperatorInClusterRealIT {
                 && client.resources(VMMapAudit.class).withName("real-kept").get() == null);
     }
 
+    /** The helm test Job's pods, their state and their log: why a `helm test` failed. */
+    private String testPodsAndLogs() {
+        StringBuilder out = new StringBuilder();
+        for (Pod pod : client.pods().inNamespace(NAMESPACE).withLabel("job-name", FULLNAME + "-test-ready").list().getItems()) {
+            out.append(pod.getMetadata().getName()).append(" on ").append(pod.getSpec().getNodeName()).append(": ")
+                    .append(pod.getStatus().getContainerStatuses()).append('\n')
+                    .append(client.pods().inNamespace(NAMESPACE).withName(pod.getMetadata().getName()).getLog()).append('\n');
+        }
+        return out.toString();
+    }
+
     private List<Pod> operatorPods() {
-        return client.pods().inNamespace(NAMESPACE).withLabel("app.kubernetes.io/instance", RELEASE).list().getItems().stream()
+        // The Deployment's selector: not the helm test's pods (a failed test's stay, as Helm leaves them).
+        return client.pods().inNamespace(NAMESPACE).withLabel("app.kubernetes.io/instance", RELEASE)
+                .withLabel("app.kubernetes.io/name", "cks-node-operator").list().getItems().stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
     }
 
