@@ -168,6 +168,10 @@ public final class DrainWatches implements AutoCloseable {
             return byNamespace;
         }
 
+        private synchronized void observed(PodDisruptionBudget version) {
+            spent.observed(version);
+        }
+
         /** The server accepted these evictions: they count against the budgets until the watch shows them. */
         synchronized void spent(List<Pod> evicted, Map<String, List<PodDisruptionBudget>> budgetsRead, Instant now) {
             List<PodDisruptionBudget> all = budgetsRead.values().stream().flatMap(List::stream).toList();
@@ -209,12 +213,18 @@ public final class DrainWatches implements AutoCloseable {
             @Override
             public void onAdd(T added) {
                 // A pod or budget appearing does not let the drain move on; the next step sees it.
+                if (budget) {
+                    observed((PodDisruptionBudget) added);
+                }
             }
 
             @Override
             public void onUpdate(T older, T newer) {
-                if (budget && DisruptionBudgets.loosened((PodDisruptionBudget) older, (PodDisruptionBudget) newer)) {
-                    wake.run();
+                if (budget) {
+                    observed((PodDisruptionBudget) newer);
+                    if (DisruptionBudgets.loosened((PodDisruptionBudget) older, (PodDisruptionBudget) newer)) {
+                        wake.run();
+                    }
                 }
             }
 

@@ -30,15 +30,36 @@ final class SpentBudgets {
     /** Per budget (namespace/name): the pods evicted under it that no version seen so far names, with when. */
     private final Map<String, Map<String, Instant>> unsettled = new HashMap<>();
 
+    /** Per budget: the pods any version delivered so far named in status.disruptedPods. */
+    private final Map<String, java.util.Set<String>> shown = new HashMap<>();
+
     /** The server accepted the pod's eviction; it used one disruption of each trusted budget covering it. */
     void spent(Pod pod, List<PodDisruptionBudget> budgets, Instant now) {
         if (EvictionRound.evictionIgnoresBudgets(pod)) {
             return;
         }
         for (PodDisruptionBudget budget : DisruptionBudgets.covering(pod, budgets)) {
-            if (EvictionRound.trusted(budget)) {
-                unsettled.computeIfAbsent(EvictionRound.ref(budget), b -> new HashMap<>()).put(pod.getMetadata().getName(), now);
+            String ref = EvictionRound.ref(budget);
+            // The watch may deliver the version naming the pod before the eviction's answer arrives here.
+            if (EvictionRound.trusted(budget) && !shown.getOrDefault(ref, java.util.Set.of()).contains(pod.getMetadata().getName())) {
+                unsettled.computeIfAbsent(ref, b -> new HashMap<>()).put(pod.getMetadata().getName(), now);
             }
+        }
+    }
+
+    /**
+     * A version of a budget the watch delivered: the evictions it names are settled. Every version counts,
+     * not only the one a step plans on: by then the disruption controller may have dropped the pods again.
+     */
+    void observed(PodDisruptionBudget budget) {
+        if (budget.getStatus() == null || budget.getStatus().getDisruptedPods() == null) {
+            return;
+        }
+        String ref = EvictionRound.ref(budget);
+        shown.computeIfAbsent(ref, b -> new java.util.HashSet<>()).addAll(budget.getStatus().getDisruptedPods().keySet());
+        Map<String, Instant> pods = unsettled.get(ref);
+        if (pods != null) {
+            pods.keySet().removeAll(budget.getStatus().getDisruptedPods().keySet());
         }
     }
 

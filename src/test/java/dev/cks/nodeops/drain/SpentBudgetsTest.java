@@ -36,6 +36,21 @@ class SpentBudgetsTest {
     }
 
     @Test
+    void everyDeliveredVersionSettlesEvenWhenTheControllerDropsThePodsBeforeTheNextPlanOrItArrivesBeforeTheAnswer() {
+        SpentBudgets spent = new SpentBudgets();
+        PodDisruptionBudget seen = budget(2, Map.of());
+        // The version naming web-0 arrives before the eviction's answer is recorded.
+        spent.observed(budget(1, Map.of("web-0", "t")));
+        spent.spent(pod("web-0", true), List.of(seen), T0);
+        spent.spent(pod("web-1", true), List.of(seen), T0);
+        spent.observed(budget(0, Map.of("web-0", "t", "web-1", "t")));
+
+        // The controller has dropped both pods again by the time the drain plans: nothing counts any more.
+        assertThat(allowed(spent.applyTo(List.of(budget(2, Map.of())), T0.plusSeconds(1)))).isEqualTo(2);
+        assertThat(spent.unsettled("shop/web-pdb")).isZero();
+    }
+
+    @Test
     void anEvictionNoVersionShowsStopsCountingAfterAWhile() {
         SpentBudgets spent = new SpentBudgets();
         PodDisruptionBudget seen = budget(2, Map.of());
