@@ -1,6 +1,7 @@
 package dev.cks.nodeops.cloudstack;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -88,11 +89,19 @@ public class CloudStackAccess {
                 } catch (IllegalArgumentException unusable) {
                     throw new Unavailable(unusable.getMessage());
                 }
-                client = new CloudStackClient(credentials, CloudStackClientSettings.DEFAULTS, registry, clock, Sleeper.REAL);
+                client = new CloudStackClient(credentials, clientSettings(settings), registry, clock, Sleeper.REAL);
                 clientSecretVersion = version;
             }
             return client;
         }
+    }
+
+    /** The client's settings: the defaults, with the signature lifetime and its margin where they are configured. */
+    static CloudStackClientSettings clientSettings(OperatorSettings.CloudStack configured) {
+        CloudStackClientSettings defaults = CloudStackClientSettings.DEFAULTS;
+        return defaults.withSignatureLifetime(
+                configured.signatureLifetimeSeconds().map(Duration::ofSeconds).orElse(defaults.signatureLifetime()),
+                configured.signatureExpiryMarginSeconds().map(Duration::ofSeconds).orElse(defaults.expiryMargin()));
     }
 
     public static boolean isBusy(KubernetesCluster cluster) {

@@ -76,6 +76,25 @@ public interface OperatorSettings {
 
         /** The CKS cluster's id; empty finds it by the cluster's node names. */
         Optional<String> clusterId();
+
+        /**
+         * How long a signed request stays valid: requests carry {@code expires} this far ahead
+         * (signatureVersion 3), and CloudStack refuses one past it, so a leaked URL soon stops working.
+         * It is also how long a write whose answer was lost may still be taken by CloudStack: the operator
+         * sends such a write again only after this plus {@link #signatureExpiryMarginSeconds} (the same
+         * setting signs and waits, see CloudStackClientSettings#unansweredWriteWindow). Ten minutes leaves
+         * room for a slow proxy or a queued request and keeps that wait short. 0 sends plain signatures
+         * (a server older than 4.1, or a clock too far off), and an unanswered write is then awaited 15 minutes.
+         * Unset: CloudStackClientSettings.DEFAULTS (600), the one place the production default is kept.
+         */
+        Optional<Integer> signatureLifetimeSeconds();
+
+        /**
+         * Added to the signature lifetime before a write that left no trace is sent again: a request is signed a
+         * moment after its time is recorded (the status write before it, retries of a request that never left),
+         * and CloudStack's clock may run behind ours. Unset: CloudStackClientSettings.DEFAULTS (90).
+         */
+        Optional<Integer> signatureExpiryMarginSeconds();
     }
 
     interface Upgrade {

@@ -19,6 +19,7 @@ import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -565,6 +566,59 @@ class CloudStackClientTest {
                 lagging, lagging);
         assertThatThrownBy(behind::listKubernetesSupportedVersions).isInstanceOfSatisfying(CloudStackException.class,
                 failure -> assertThat(failure.errorCode()).isEqualTo(401));
+    }
+
+    /**
+     * The configured lifetime is one setting for two things that must agree: how far ahead requests expire, and
+     * how long a write whose answer was lost is awaited before it is sent again (lifetime + margin).
+     */
+    @Test
+    void theConfiguredSignatureLifetimeIsBothTheRequestsExpiryAndTheWaitBeforeALostWriteIsSentAgain() {
+        CloudStackClientSettings configured = CloudStackAccess.clientSettings(cloudStackSettings(Optional.of(30), Optional.of(10)));
+        assertThat(configured.unansweredWriteWindow()).isEqualTo(Duration.ofSeconds(40));
+
+        // Signed 29 s before the server's now: still valid; 31 s before: expired, refused.
+        ManualTime recent = new ManualTime(time.instant().minusSeconds(29));
+        new CloudStackClient(simulator.credentials(), configured, registry, recent, recent).listKubernetesSupportedVersions();
+        ManualTime older = new ManualTime(time.instant().minusSeconds(31));
+        assertThatThrownBy(new CloudStackClient(simulator.credentials(), configured, registry, older, older)::listKubernetesSupportedVersions)
+                .isInstanceOfSatisfying(CloudStackException.class, failure -> assertThat(failure.errorCode()).isEqualTo(401));
+
+        CloudStackClientSettings unset = CloudStackAccess.clientSettings(cloudStackSettings(Optional.empty(), Optional.empty()));
+        assertThat(unset).as("the production default, kept in one place").isEqualTo(CloudStackClientSettings.DEFAULTS);
+        assertThat(unset.signatureLifetime()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(unset.unansweredWriteWindow()).isEqualTo(Duration.ofMinutes(10).plusSeconds(90));
+        assertThatThrownBy(() -> CloudStackAccess.clientSettings(cloudStackSettings(Optional.of(-1), Optional.empty())))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static dev.cks.nodeops.common.OperatorSettings.CloudStack cloudStackSettings(Optional<Integer> lifetime, Optional<Integer> margin) {
+        return new dev.cks.nodeops.common.OperatorSettings.CloudStack() {
+            @Override
+            public String secretNamespace() {
+                return "kube-system";
+            }
+
+            @Override
+            public String secretName() {
+                return "cloudstack-secret";
+            }
+
+            @Override
+            public Optional<String> clusterId() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Optional<Integer> signatureLifetimeSeconds() {
+                return lifetime;
+            }
+
+            @Override
+            public Optional<Integer> signatureExpiryMarginSeconds() {
+                return margin;
+            }
+        };
     }
 
     @Test

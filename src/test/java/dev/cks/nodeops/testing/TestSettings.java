@@ -70,6 +70,16 @@ public final class TestSettings implements OperatorSettings {
             public Optional<String> clusterId() {
                 return Optional.empty();
             }
+
+            @Override
+            public Optional<Integer> signatureLifetimeSeconds() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Optional<Integer> signatureExpiryMarginSeconds() {
+                return Optional.empty();
+            }
         };
     }
 
