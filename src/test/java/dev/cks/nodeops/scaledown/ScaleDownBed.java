@@ -44,10 +44,13 @@ final class ScaleDownBed implements AutoCloseable {
     final CloudStackFixture fixture;
     final String controlPlane;
     private final String operatorName;
+    /** The class's own operator properties, on top of the fixture's. */
+    private final Map<String, String> classProperties;
     private OperatorProcess operator;
 
-    ScaleDownBed(TestBed bed, String prefix, String clusterType) {
+    ScaleDownBed(TestBed bed, String prefix, String clusterType, Map<String, String> classProperties) {
         this.bed = bed;
+        this.classProperties = classProperties;
         this.client = bed.client();
         this.prefix = prefix;
         Node control = bed.addControlPlane(prefix);
@@ -64,6 +67,7 @@ final class ScaleDownBed implements AutoCloseable {
     void startOperator(Map<String, String> extra) {
         Map<String, String> properties = new LinkedHashMap<>(fixture.operatorProperties());
         properties.put("cks.cloudstack.cluster-id", fixture.cluster().id());
+        properties.putAll(classProperties);
         properties.putAll(extra);
         operator = OperatorProcess.start(bed, operatorName, properties);
     }
@@ -79,6 +83,22 @@ final class ScaleDownBed implements AutoCloseable {
 
     /** Waits until the operator halted at its kill point (exit 137, its line in the output), then starts a normal one. */
     void awaitHaltedAndRestart(String point, Duration within) {
+        awaitHalted(point, within);
+        startOperator();
+    }
+
+    /**
+     * Halts at each point in turn: the operator armed at the first (by {@link #restartHaltingAt}) halts there, the
+     * next one started is armed at the second, and so on; after the last a normal one starts.
+     */
+    void awaitHaltedAtEachAndRestart(List<String> points, Duration within) {
+        for (int i = 0; i < points.size(); i++) {
+            awaitHalted(points.get(i), within);
+            startOperator(i + 1 < points.size() ? Map.of(KillPoint.PROPERTY, points.get(i + 1)) : Map.of());
+        }
+    }
+
+    private void awaitHalted(String point, Duration within) {
         int status = operator.awaitExit(within);
         try {
             assertThat(operator.output()).as("the operator halted at its kill point").contains("KILL POINT " + point);
@@ -86,7 +106,6 @@ final class ScaleDownBed implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         assertThat(status).isEqualTo(KillPoint.EXIT_STATUS);
-        startOperator();
     }
 
     /** The operator is replaced by one with these properties as well. */

@@ -4,17 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.testbed.CloudStackFixture;
 
 /** ScaleDown of an ExternalManaged CKS cluster: delete the Node, destroy and expunge the VM, drop it from the VM map. */
 class ScaleDownDestroyVmIT extends ScaleDownScenario {
     ScaleDownDestroyVmIT() {
         super("sde", "ExternalManaged");
+    }
+
+    /** Halted between a destroy's intent and its sending, a new process waits until CloudStack could no longer take it. */
+    @Override
+    protected Map<String, String> operatorProperties() {
+        return CloudStackFixture.SHORT_SIGNATURE_LIFETIME;
     }
 
     @Test
@@ -46,10 +54,12 @@ class ScaleDownDestroyVmIT extends ScaleDownScenario {
 
     /**
      * Halted right after a side effect of the removal, before its record (the Node deleted, the VM dropped from the map,
-     * destroyVirtualMachine answered, its job seen done): the new process looks instead of sending anything again.
+     * the destroy's intent recorded, destroyVirtualMachine answered, its job seen done): the new process looks instead of
+     * sending anything again (the unsent destroy is sent once CloudStack could no longer take the request it never got).
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"scaledown.destroy.node-deleted", "scaledown.unmap.answered", "scaledown.destroy.answered", "scaledown.destroy.done"})
+    @ValueSource(strings = {"scaledown.destroy.node-deleted", "scaledown.unmap.answered", "scaledown.destroy.intent", "scaledown.destroy.answered",
+        "scaledown.destroy.done"})
     void haltedRightAfterAWriteANewProcessLooksInsteadOfSendingItAgain(String point) {
         String node = world.addWorker(pool);
         world.addWorker(pool);

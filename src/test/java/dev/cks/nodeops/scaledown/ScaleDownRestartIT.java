@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -13,6 +14,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import dev.cks.nodeops.cloudstack.simulator.JobOutcome;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import dev.cks.nodeops.scaledown.ScaleDownSpec.Removal;
+import dev.cks.nodeops.testbed.CloudStackFixture;
 
 /** The operator killed (SIGKILL) half-way and started again finishes the ScaleDown: nothing done twice, nothing left cordoned. */
 class ScaleDownRestartIT extends ScaleDownScenario {
@@ -21,6 +23,12 @@ class ScaleDownRestartIT extends ScaleDownScenario {
 
     ScaleDownRestartIT() {
         super("sdr", "CloudManaged");
+    }
+
+    /** Halted between a write's intent and its sending, a new process waits until CloudStack could no longer take it. */
+    @Override
+    protected Map<String, String> operatorProperties() {
+        return CloudStackFixture.SHORT_SIGNATURE_LIFETIME;
     }
 
     @Test
@@ -84,8 +92,8 @@ class ScaleDownRestartIT extends ScaleDownScenario {
      * no cordon or lock of ours left on the spare. docs/reliability.md lists these points.
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"scaledown.locked", "scaledown.cordoned@2", "scaledown.drain-step", "scaledown.scale.answered", "scaledown.scale.done",
-        "scaledown.node-deleted"})
+    @ValueSource(strings = {"scaledown.locked", "scaledown.cordoned@2", "scaledown.drain-step", "scaledown.scale.intent", "scaledown.scale.answered",
+        "scaledown.scale.done", "scaledown.node-deleted"})
     void haltedRightAfterASideEffectANewProcessFinishesTheScaleDown(String point) {
         String first = world.addWorker(pool);
         String second = world.addWorker(pool);
@@ -103,29 +111,30 @@ class ScaleDownRestartIT extends ScaleDownScenario {
         assertThat(done.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsOnly(Phase.Removed);
         world.assertNodeGone(first);
         world.assertNodeGone(second);
-        assertThat(world.client.nodes().withName(spare).get().getMetadata().getAnnotations())
-                .doesNotContainKeys(dev.cks.nodeops.common.NodeAnnotations.LOCK, dev.cks.nodeops.common.NodeAnnotations.CORDONED_BY);
-        assertThat(world.isUnschedulable(spare)).isFalse();
+        assertNotHeld(spare);
         pool.awaitReadyPods("web", 2);
         assertThat(pool.podsOn(spare)).hasSize(2);
     }
 
     /**
-     * External nodes: halted right after CloudStack answered removeNodesFromKubernetesCluster, before its job id
-     * was written; the new process finds the request's job (by the key's jobs) instead of asking again.
+     * External nodes, halted at each point of a removeNodesFromKubernetesCluster in turn (one process per point): right
+     * after its intent was recorded (the new process finds no job and sends it once CloudStack could no longer take the
+     * unsent one), after CloudStack answered it (the new process finds the request's job by the key's jobs instead of
+     * asking again), after its job was seen done (before any Node is deleted).
      */
-    @Test
-    void haltedRightAfterRemoveNodesWasAnsweredANewProcessFollowsTheSameRemoval() {
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"scaledown.remove-nodes.answered", "scaledown.remove-nodes.intent,scaledown.remove-nodes.done"})
+    void haltedRightAfterARemoveNodesStepANewProcessFollowsTheSameRemoval(String points) {
         String first = world.addWorker(pool);
         String second = world.addWorker(pool);
         String spare = world.addWorker(pool);
         world.simulator().setExternalNode(world.fixture.vmId(first), true);
         world.simulator().setExternalNode(world.fixture.vmId(second), true);
-        String point = "scaledown.remove-nodes.answered";
-        world.restartHaltingAt(point);
+        List<String> halts = List.of(points.split(","));
+        world.restartHaltingAt(halts.get(0));
 
         world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
-        world.awaitHaltedAndRestart(point, WITHIN);
+        world.awaitHaltedAtEachAndRestart(halts, WITHIN);
         ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
 
         assertThat(world.simulator().calls("removeNodesFromKubernetesCluster")).as("one removeNodesFromKubernetesCluster call").hasSize(1);
@@ -135,6 +144,90 @@ class ScaleDownRestartIT extends ScaleDownScenario {
         assertThat(world.simulator().findVm(world.fixture.vmId(first))).as("the VM stays").isPresent();
         world.assertNodeGone(first);
         world.assertNodeGone(second);
-        assertThat(world.isUnschedulable(spare)).isFalse();
+        assertNotHeld(spare);
+    }
+
+    /**
+     * A drain blocked by a budget rolls back: halted right after the first node was given back, before RolledBack was
+     * written; the new process gives back the rest and ends RolledBack, nothing asked of CloudStack.
+     */
+    @Test
+    void haltedRightAfterARollbackGaveANodeBackANewProcessFinishesTheRollback() {
+        String blocked = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        String other = world.addWorker(pool);
+        world.addWorker(pool);
+        String point = "scaledown.rollback.released";
+        world.restartHaltingAt(point);
+
+        world.create(name, List.of(blocked, other), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(3, 0));
+        world.awaitHaltedAndRestart(point, WITHIN);
+        ScaleDown rolledBack = world.awaitPhase(name, ScaleDownStatus.Phase.RolledBack, WITHIN);
+
+        assertThat(ScaleDownBed.condition(rolledBack, dev.cks.nodeops.common.Conditions.ROLLED_BACK).getMessage()).contains("node " + blocked);
+        assertThat(world.cloudStackWrites()).as("nothing was asked of CloudStack").isEmpty();
+        assertNotHeld(blocked);
+        assertNotHeld(other);
+    }
+
+    /**
+     * CloudStack's scale job fails: halted right after a node still in the cluster was given back, before Failed was
+     * written; the new process gives back the other one and ends Failed, the scale asked once.
+     */
+    @Test
+    void haltedRightAfterAFailedRemovalGaveANodeBackANewProcessEndsFailed() {
+        String first = world.addWorker(pool);
+        String second = world.addWorker(pool);
+        world.addWorker(pool);
+        world.simulator().planJob("scaleKubernetesCluster", JobOutcome.fails(530, "Failed to scale Kubernetes cluster: VM destroy failed"));
+        String point = "scaledown.failed.released";
+        world.restartHaltingAt(point);
+
+        world.create(name, List.of(first, second), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
+        world.awaitHaltedAndRestart(point, WITHIN);
+        ScaleDown failed = world.awaitPhase(name, ScaleDownStatus.Phase.Failed, WITHIN);
+
+        assertThat(ScaleDownBed.condition(failed, dev.cks.nodeops.common.Conditions.FAILED).getMessage()).contains("VM destroy failed");
+        assertThat(failed.getStatus().getRemoval().getRemainingVmIds())
+                .containsExactlyInAnyOrder(world.fixture.vmId(first), world.fixture.vmId(second));
+        assertThat(world.simulator().calls("scaleKubernetesCluster")).as("one scale call").hasSize(1);
+        assertNotHeld(first);
+        assertNotHeld(second);
+    }
+
+    /**
+     * Deleted while a drain is blocked: halted right after the first node was given back, before the finalizer went;
+     * the new process gives back the other one and lets the ScaleDown go, nothing asked of CloudStack.
+     */
+    @Test
+    void haltedRightAfterADeletedScaleDownGaveANodeBackANewProcessLetsItGo() {
+        String blocked = world.addWorker(pool);
+        pool.deployment("web", 1, false);
+        pool.budget("web-pdb", "web", 1, null);
+        pool.awaitReadyPods("web", 1);
+        pool.awaitBudget("web-pdb", 1, 1);
+        String other = world.addWorker(pool);
+        world.addWorker(pool);
+        String point = "scaledown.deleted.released";
+        world.restartHaltingAt(point);
+
+        world.create(name, List.of(blocked, other), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(300, 0));
+        world.await(name, "draining " + blocked, sd -> sd != null && sd.getStatus() != null && blocked.equals(sd.getStatus().getCurrentNode()), WITHIN);
+        world.client.resources(ScaleDown.class).withName(name).delete();
+        world.awaitHaltedAndRestart(point, WITHIN);
+        org.awaitility.Awaitility.await("ScaleDown " + name + " gone").atMost(WITHIN).until(() -> world.get(name) == null);
+
+        assertThat(world.cloudStackWrites()).as("nothing was asked of CloudStack").isEmpty();
+        assertNotHeld(blocked);
+        assertNotHeld(other);
+    }
+
+    /** Schedulable, and neither cordoned nor locked by us. */
+    private void assertNotHeld(String node) {
+        assertThat(world.operatorAnnotations(node)).as("our cordon or lock left on %s", node).isEmpty();
+        assertThat(world.isUnschedulable(node)).as("%s left cordoned", node).isFalse();
     }
 }

@@ -1,5 +1,7 @@
 package dev.cks.nodeops.scaledown;
 
+import java.util.Map;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,9 +33,14 @@ abstract class ScaleDownScenario {
         this.clusterType = clusterType;
     }
 
+    /** The class's operator properties, on top of the simulated CloudStack's. */
+    protected Map<String, String> operatorProperties() {
+        return Map.of();
+    }
+
     @BeforeAll
     void startWorld(TestBed bed) {
-        world = new ScaleDownBed(bed, prefix, clusterType);
+        world = new ScaleDownBed(bed, prefix, clusterType, operatorProperties());
     }
 
     @AfterAll

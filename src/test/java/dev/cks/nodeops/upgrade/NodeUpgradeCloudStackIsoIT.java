@@ -47,7 +47,9 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         // The CKS cluster's VM map gets each test's nodes as they are created.
         cloudStack = CloudStackFixture.forNodes(shared, "nuiso", "CloudManaged", List.of());
         version = cloudStack.simulator().addSupportedVersion("1.35.9");
-        operatorProperties = cloudStack.operatorProperties();
+        // Halted between an attach's intent and its sending, a new process waits until CloudStack could no longer take it.
+        operatorProperties = new java.util.HashMap<>(cloudStack.operatorProperties());
+        operatorProperties.putAll(CloudStackFixture.SHORT_SIGNATURE_LIFETIME);
         return operatorProperties;
     }
 
@@ -136,7 +138,7 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
      * CloudStack attached and detached each VM's ISO once, one Job per node, every node given back.
      */
     @ParameterizedTest(name = "halted at {0}")
-    @ValueSource(strings = {"nodeupgrade.script-written", "nodeupgrade.iso.attach-answered", "nodeupgrade.iso.attached",
+    @ValueSource(strings = {"nodeupgrade.iso.attach-intent", "nodeupgrade.script-written", "nodeupgrade.iso.attach-answered", "nodeupgrade.iso.attached",
         "nodeupgrade.iso.detach-answered", "nodeupgrade.iso.detached"})
     void haltedRightAfterAnIsoStepANewProcessAttachesAndDetachesEachVmOnce(String point) throws java.io.IOException {
         String control = node(true);

@@ -398,6 +398,68 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
     }
 
+    /**
+     * Halted right after a drain step evicted pods, then (the next process) right after the node whose Job failed was
+     * given back, before Failed was written: the last process ends the upgrade Failed, with one Job and the node back.
+     */
+    @Test
+    void haltedRightAfterADrainStepThenAfterTheFailedNodeWasGivenBackNewProcessesEndItFailedWithOneJob() throws java.io.IOException {
+        String w1 = bed.worker(FROM);
+        String namespace = testBed.newNamespace("nuit-halt-drain");
+        String name = "nu-halt-drain-failed";
+        try {
+            bed.podsPinnedTo(w1, namespace);
+            try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+                restartHaltingAt("nodeupgrade.drain-step");
+                bed.create(name, script(), spec -> spec.getExecutor().setJobTimeoutSeconds(3));
+                awaitHaltedAndRestartHaltingAt("nodeupgrade.drain-step", "nodeupgrade.failed.released", UPGRADE_TIME);
+                awaitHaltedAndRestart("nodeupgrade.failed.released", UPGRADE_TIME);
+                NodeUpgrade failed = bed.await(name, UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Failed));
+
+                assertThat(nodeStatus(failed, w1).getPhase()).isEqualTo(Phase.Failed);
+                assertThat(nodeStatus(failed, w1).getError()).contains("DeadlineExceeded");
+                assertThat(upgradeJobsOn(w1)).as("one upgrade Job").hasSize(1);
+                bed.assertReleased(w1, false);
+            }
+        } finally {
+            bed.client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    /**
+     * Deleted while its Job runs: halted right after the Job was orphaned, then (the next process) right after the node
+     * was released, before the finalizer went. The last process lets the NodeUpgrade go; the one Job is left to finish,
+     * the node unlocked and, under its running Job, still cordoned (as without a kill: LeftCordoned).
+     */
+    @Test
+    void haltedRightAfterADeletedUpgradeOrphanedItsJobThenAfterItReleasedTheNodeNewProcessesLetItGo() throws java.io.IOException {
+        String w1 = bed.worker(FROM);
+        String name = "nu-halt-deleted";
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            restartHaltingAt("nodeupgrade.deleted.job-orphaned");
+            bed.create(name, script(), spec -> { });
+            String jobName = nodeStatus(bed.await(name, UPGRADE_TIME, u -> !u.getStatus().getNodes().isEmpty()
+                    && nodeStatus(u, w1).getPhase() == Phase.Upgrading && nodeStatus(u, w1).getJobName() != null), w1).getJobName();
+
+            bed.client.resources(NodeUpgrade.class).withName(name).delete();
+            awaitHaltedAndRestartHaltingAt("nodeupgrade.deleted.job-orphaned", "nodeupgrade.deleted.released", UPGRADE_TIME);
+            awaitHaltedAndRestart("nodeupgrade.deleted.released", UPGRADE_TIME);
+            Awaitility.await("NodeUpgrade deleted").atMost(UPGRADE_TIME).until(() -> bed.get(name) == null);
+
+            assertThat(upgradeJobsOn(w1)).as("one upgrade Job, orphaned, left to finish").singleElement().satisfies(job -> {
+                assertThat(job.getMetadata().getName()).isEqualTo(jobName);
+                assertThat(job.getMetadata().getOwnerReferences()).isNullOrEmpty();
+            });
+            assertThat(bed.node(w1).getMetadata().getAnnotations()).as("unlocked; the cordon under the running Job is ours, named")
+                    .doesNotContainKey(NodeAnnotations.LOCK).containsKey(NodeAnnotations.CORDONED_BY);
+            assertThat(bed.node(w1).getSpec().getUnschedulable()).isTrue();
+        }
+    }
+
+    private List<io.fabric8.kubernetes.api.model.batch.v1.Job> upgradeJobsOn(String node) {
+        return bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_NODE, node).list().getItems();
+    }
+
     /** The leader is killed while a node's upgrade Job runs: the standby takes the Lease and finishes with the same Job. */
     @Test
     void aStandbyTakesOverAnUpgradeWhoseLeaderWasKilledMidJobAndStartsNoSecondJob() {

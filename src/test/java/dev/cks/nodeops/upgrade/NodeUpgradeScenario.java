@@ -67,10 +67,20 @@ abstract class NodeUpgradeScenario {
 
     /** Waits until the operator halted at its kill point (exit 137, its line in the output), then starts a normal one. */
     protected void awaitHaltedAndRestart(String point, java.time.Duration within) throws java.io.IOException {
+        awaitHalted(point, within);
+        operator = OperatorProcess.start(testBed, "nodeupgrade-" + prefix, properties);
+    }
+
+    /** Waits until the operator halted at its kill point, then starts one that halts at the next point. */
+    protected void awaitHaltedAndRestartHaltingAt(String point, String next, java.time.Duration within) throws java.io.IOException {
+        awaitHalted(point, within);
+        restartHaltingAt(next);
+    }
+
+    private void awaitHalted(String point, java.time.Duration within) throws java.io.IOException {
         int status = operator.awaitExit(within);
         org.assertj.core.api.Assertions.assertThat(operator.output()).as("the operator halted at its kill point").contains("KILL POINT " + point);
         org.assertj.core.api.Assertions.assertThat(status).isEqualTo(KillPoint.EXIT_STATUS);
-        operator = OperatorProcess.start(testBed, "nodeupgrade-" + prefix, properties);
     }
 
     @AfterAll

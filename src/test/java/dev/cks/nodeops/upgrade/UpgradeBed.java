@@ -128,14 +128,7 @@ final class UpgradeBed {
      * until the PDB goes. Pods select the node by a label only it has, so they land nowhere else.
      */
     void podsBlockedByABudget(String node, String namespace) {
-        client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"nu-it-pool\":\"" + namespace + "\"}}}");
-        client.apps().deployments().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.apps.DeploymentBuilder()
-                .withNewMetadata().withName("web").endMetadata()
-                .withNewSpec().withReplicas(2).withNewSelector().addToMatchLabels("app", "web").endSelector()
-                .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata()
-                .withNewSpec().withNodeSelector(Map.of("nu-it-pool", namespace)).withTerminationGracePeriodSeconds(1L)
-                .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer().endSpec()
-                .endTemplate().endSpec().build()).create();
+        podsPinnedTo(node, namespace);
         client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder()
                 .withNewMetadata().withName("web-pdb").endMetadata()
                 .withNewSpec().withMinAvailable(new io.fabric8.kubernetes.api.model.IntOrString(2)).withNewSelector().addToMatchLabels("app", "web").endSelector().endSpec()
@@ -145,6 +138,24 @@ final class UpgradeBed {
             return pdb.getStatus() != null && pdb.getStatus().getCurrentHealthy() != null && pdb.getStatus().getCurrentHealthy() == 2
                     && pdb.getStatus().getExpectedPods() == 2;
         });
+    }
+
+    /**
+     * Two pods of Deployment {@code web} running on the node, so a drain of it evicts something. They select the node by a
+     * label only it has, so they land nowhere else (their replacements wait while it is cordoned).
+     */
+    void podsPinnedTo(String node, String namespace) {
+        client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"nu-it-pool\":\"" + namespace + "\"}}}");
+        client.apps().deployments().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.apps.DeploymentBuilder()
+                .withNewMetadata().withName("web").endMetadata()
+                .withNewSpec().withReplicas(2).withNewSelector().addToMatchLabels("app", "web").endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata()
+                .withNewSpec().withNodeSelector(Map.of("nu-it-pool", namespace)).withTerminationGracePeriodSeconds(1L)
+                .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer().endSpec()
+                .endTemplate().endSpec().build()).create();
+        Awaitility.await("2 pods of " + namespace + "/web running on " + node).atMost(Duration.ofSeconds(90)).until(() ->
+                client.pods().inNamespace(namespace).withLabel("app", "web").list().getItems().stream()
+                        .filter(pod -> node.equals(pod.getSpec().getNodeName()) && "Running".equals(pod.getStatus().getPhase())).count() == 2);
     }
 
     static UpgradeExecutor script(String configMap, String key) {
