@@ -8,7 +8,10 @@
  * retries, parses errors, logs and records metrics.</li>
  * <li>Requests are signed with {@code signatureVersion=3} and an {@code expires} ten minutes ahead
  * by default, so a leaked URL soon stops working; {@code withSignatureLifetime(Duration.ZERO)}
- * turns it off for servers with a badly skewed clock.</li>
+ * turns it off for servers with a badly skewed clock. The same lifetime (plus a margin) is how long a
+ * write whose answer was lost is awaited before it is sent again
+ * ({@code CloudStackClientSettings.unansweredWriteWindow}); the operator's
+ * {@code cks.cloudstack.signature-lifetime-seconds} sets both.</li>
  * <li>Reads are GET and retried on transport errors, 5xx and 429 with jittered exponential
  * backoff, bounded in attempts and total time. Writes are POST and repeated only when the request
  * provably never left this process (refused connection, DNS, TLS handshake): a repeated
