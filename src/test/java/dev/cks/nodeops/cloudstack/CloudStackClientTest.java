@@ -16,6 +16,7 @@ import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedProject;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVm;
+import dev.cks.nodeops.testing.TestSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -574,7 +575,7 @@ class CloudStackClientTest {
      */
     @Test
     void theConfiguredSignatureLifetimeIsBothTheRequestsExpiryAndTheWaitBeforeALostWriteIsSentAgain() {
-        CloudStackClientSettings configured = CloudStackAccess.clientSettings(cloudStackSettings(Optional.of(30), Optional.of(10)));
+        CloudStackClientSettings configured = CloudStackAccess.clientSettings(TestSettings.cloudStack(Optional.of(30), Optional.of(10)));
         assertThat(configured.unansweredWriteWindow()).isEqualTo(Duration.ofSeconds(40));
 
         // Signed 29 s before the server's now: still valid; 31 s before: expired, refused.
@@ -584,41 +585,12 @@ class CloudStackClientTest {
         assertThatThrownBy(new CloudStackClient(simulator.credentials(), configured, registry, older, older)::listKubernetesSupportedVersions)
                 .isInstanceOfSatisfying(CloudStackException.class, failure -> assertThat(failure.errorCode()).isEqualTo(401));
 
-        CloudStackClientSettings unset = CloudStackAccess.clientSettings(cloudStackSettings(Optional.empty(), Optional.empty()));
+        CloudStackClientSettings unset = CloudStackAccess.clientSettings(TestSettings.cloudStack(Optional.empty(), Optional.empty()));
         assertThat(unset).as("the production default, kept in one place").isEqualTo(CloudStackClientSettings.DEFAULTS);
         assertThat(unset.signatureLifetime()).isEqualTo(Duration.ofMinutes(10));
         assertThat(unset.unansweredWriteWindow()).isEqualTo(Duration.ofMinutes(10).plusSeconds(90));
-        assertThatThrownBy(() -> CloudStackAccess.clientSettings(cloudStackSettings(Optional.of(-1), Optional.empty())))
+        assertThatThrownBy(() -> CloudStackAccess.clientSettings(TestSettings.cloudStack(Optional.of(-1), Optional.empty())))
                 .isInstanceOf(IllegalArgumentException.class);
-    }
-
-    private static dev.cks.nodeops.common.OperatorSettings.CloudStack cloudStackSettings(Optional<Integer> lifetime, Optional<Integer> margin) {
-        return new dev.cks.nodeops.common.OperatorSettings.CloudStack() {
-            @Override
-            public String secretNamespace() {
-                return "kube-system";
-            }
-
-            @Override
-            public String secretName() {
-                return "cloudstack-secret";
-            }
-
-            @Override
-            public Optional<String> clusterId() {
-                return Optional.empty();
-            }
-
-            @Override
-            public Optional<Integer> signatureLifetimeSeconds() {
-                return lifetime;
-            }
-
-            @Override
-            public Optional<Integer> signatureExpiryMarginSeconds() {
-                return margin;
-            }
-        };
     }
 
     @Test

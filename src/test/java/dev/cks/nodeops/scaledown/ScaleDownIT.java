@@ -38,15 +38,6 @@ class ScaleDownIT extends ScaleDownScenario {
     }
 
     /** A worker with two pods of a Deployment whose PDB (minAvailable 2) allows no disruption: its drain is blocked until the PDB goes. */
-    private String workerHeldByABudget() {
-        String worker = world.addWorker(pool);
-        pool.deployment("web", 2, false);
-        pool.budget("web-pdb", "web", 2, null);
-        pool.awaitReadyPods("web", 2);
-        pool.awaitBudget("web-pdb", 2, 2);
-        return worker;
-    }
-
     @Test
     void removesTwoWorkersCordoningBothBeforeDrainingEitherWithOneScaleCall() {
         String first = world.addWorker(pool);

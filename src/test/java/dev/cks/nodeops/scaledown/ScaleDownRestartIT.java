@@ -153,11 +153,7 @@ class ScaleDownRestartIT extends ScaleDownScenario {
      */
     @Test
     void haltedRightAfterARollbackGaveANodeBackANewProcessFinishesTheRollback() {
-        String blocked = world.addWorker(pool);
-        pool.deployment("web", 1, false);
-        pool.budget("web-pdb", "web", 1, null);
-        pool.awaitReadyPods("web", 1);
-        pool.awaitBudget("web-pdb", 1, 1);
+        String blocked = workerHeldByABudget();
         String other = world.addWorker(pool);
         world.addWorker(pool);
         String point = "scaledown.rollback.released";
@@ -204,11 +200,7 @@ class ScaleDownRestartIT extends ScaleDownScenario {
      */
     @Test
     void haltedRightAfterADeletedScaleDownGaveANodeBackANewProcessLetsItGo() {
-        String blocked = world.addWorker(pool);
-        pool.deployment("web", 1, false);
-        pool.budget("web-pdb", "web", 1, null);
-        pool.awaitReadyPods("web", 1);
-        pool.awaitBudget("web-pdb", 1, 1);
+        String blocked = workerHeldByABudget();
         String other = world.addWorker(pool);
         world.addWorker(pool);
         String point = "scaledown.deleted.released";

@@ -57,6 +57,16 @@ abstract class ScaleDownScenario {
         world.simulator().clearCalls();
     }
 
+    /** A worker of this test whose two pods a budget lets none of go: its drain is blocked until the budget goes. */
+    protected String workerHeldByABudget() {
+        String worker = world.addWorker(pool);
+        pool.deployment("web", 2, false);
+        pool.budget("web-pdb", "web", 2, null);
+        pool.awaitReadyPods("web", 2);
+        pool.awaitBudget("web-pdb", 2, 2);
+        return worker;
+    }
+
     @AfterEach
     void tearDown() {
         world.delete(name);

@@ -55,6 +55,11 @@ public final class TestSettings implements OperatorSettings {
 
     @Override
     public CloudStack cloudstack() {
+        return cloudStack(Optional.empty(), Optional.empty());
+    }
+
+    /** The CloudStack settings with their defaults, and this signature lifetime and margin (seconds) where given. */
+    public static CloudStack cloudStack(Optional<Integer> signatureLifetimeSeconds, Optional<Integer> signatureExpiryMarginSeconds) {
         return new CloudStack() {
             @Override
             public String secretNamespace() {
@@ -73,12 +78,12 @@ public final class TestSettings implements OperatorSettings {
 
             @Override
             public Optional<Integer> signatureLifetimeSeconds() {
-                return Optional.empty();
+                return signatureLifetimeSeconds;
             }
 
             @Override
             public Optional<Integer> signatureExpiryMarginSeconds() {
-                return Optional.empty();
+                return signatureExpiryMarginSeconds;
             }
         };
     }
