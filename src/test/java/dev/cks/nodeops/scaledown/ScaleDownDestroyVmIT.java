@@ -74,5 +74,9 @@ class ScaleDownDestroyVmIT extends ScaleDownScenario {
         assertThat(world.simulator().calls("removeVirtualMachinesFromKubernetesCluster")).as("one map drop").hasSize(1);
         assertThat(world.simulator().findVm(vmId)).isEmpty();
         world.assertNodeGone(node);
+        if (point.endsWith(".intent")) {
+            assertThat(world.bed.eventsOf(pool.namespace)).as("sent once CloudStack could no longer take the recorded request")
+                    .extracting(io.fabric8.kubernetes.api.model.Event::getReason).contains("RequestResent");
+        }
     }
 }

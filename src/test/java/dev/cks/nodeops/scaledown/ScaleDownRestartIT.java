@@ -108,6 +108,7 @@ class ScaleDownRestartIT extends ScaleDownScenario {
         ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);
 
         assertThat(world.simulator().calls("scaleKubernetesCluster")).as("one scale call").hasSize(1);
+        assertSentOnlyOnceItCouldNoLongerArrive(point);
         assertThat(done.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsOnly(Phase.Removed);
         world.assertNodeGone(first);
         world.assertNodeGone(second);
@@ -139,6 +140,7 @@ class ScaleDownRestartIT extends ScaleDownScenario {
 
         assertThat(world.simulator().calls("removeNodesFromKubernetesCluster")).as("one removeNodesFromKubernetesCluster call").hasSize(1);
         assertThat(world.simulator().calls("listAsyncJobs")).as("the lost job looked up").isNotEmpty();
+        assertSentOnlyOnceItCouldNoLongerArrive(halts.get(0));
         assertThat(world.simulator().calls("scaleKubernetesCluster")).isEmpty();
         assertThat(done.getStatus().getRemoval().getCommand()).isEqualTo(ScaleDownStatus.RemovalCommand.removeNodesFromKubernetesCluster);
         assertThat(world.simulator().findVm(world.fixture.vmId(first))).as("the VM stays").isPresent();
@@ -215,6 +217,16 @@ class ScaleDownRestartIT extends ScaleDownScenario {
         assertThat(world.cloudStackWrites()).as("nothing was asked of CloudStack").isEmpty();
         assertNotHeld(blocked);
         assertNotHeld(other);
+    }
+
+    /**
+     * Halted between recording a write and sending it: the new process found no trace of it and sent it (once) only
+     * when CloudStack could no longer have taken the recorded request (event RequestResent).
+     */
+    private void assertSentOnlyOnceItCouldNoLongerArrive(String point) {
+        if (point.endsWith(".intent")) {
+            assertThat(world.bed.eventsOf(name)).extracting(io.fabric8.kubernetes.api.model.Event::getReason).contains("RequestResent");
+        }
     }
 
     /** Schedulable, and neither cordoned nor locked by us. */

@@ -160,6 +160,10 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
                     .extracting(dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob::node).containsExactlyInAnyOrder(control, worker);
             assertThat(done.getStatus().getNodes()).extracting(UpgradeNodeStatus::getPhase).containsOnly(UpgradeNodeStatus.Phase.Succeeded);
             bed.nodes.forEach(n -> bed.assertReleased(n, false));
+            if (point.endsWith("-intent")) {
+                assertThat(bed.events(name)).as("the unsent attach sent once CloudStack could no longer take the recorded request")
+                        .extracting(io.fabric8.kubernetes.api.model.Event::getReason).contains("RequestResent");
+            }
         } finally {
             simulator.setDefaultJobOutcome(JobOutcome.succeedsAfterPolls(1));
         }
