@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
  * Writes an operation's status now, before a step that must not be repeated after a restart (the
@@ -14,15 +16,18 @@ public interface StatusStore {
     void persist(CustomResource<?, ?> resource);
 
     /**
-     * A merge patch of the status alone, without resourceVersion: only the leader writes an operation's
-     * status, so there is no other writer to conflict with.
+     * Replaces the status as a whole (a JSON patch that sets {@code /status}), without resourceVersion: only the
+     * leader writes an operation's status, so there is no other writer to conflict with. Not a merge patch: that
+     * leaves on the server every field this status no longer has, so a field cleared here (a request time whose
+     * request never arrived) would come back with the next read and the step that cleared it would run forever.
      */
     static StatusStore on(KubernetesClient client) {
         return resource -> {
-            CustomResource<?, ?> copy = emptyLike(resource);
-            copy.setMetadata(new ObjectMetaBuilder().withName(resource.getMetadata().getName()).build());
-            setStatus(copy, resource.getStatus());
-            HasMetadata patched = client.resource(copy).patchStatus();
+            CustomResource<?, ?> target = emptyLike(resource);
+            target.setMetadata(new ObjectMetaBuilder().withName(resource.getMetadata().getName()).build());
+            String status = client.getKubernetesSerialization().asJson(resource.getStatus());
+            HasMetadata patched = client.resource(target).subresource("status")
+                    .patch(PatchContext.of(PatchType.JSON), "[{\"op\":\"add\",\"path\":\"/status\",\"value\":" + status + "}]");
             resource.getMetadata().setResourceVersion(patched.getMetadata().getResourceVersion());
         };
     }
@@ -33,10 +38,5 @@ public interface StatusStore {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(resource.getClass() + " has no public no-argument constructor", e);
         }
-    }
-
-    @SuppressWarnings({ "unchecked", "rawtypes" })
-    private static void setStatus(CustomResource copy, Object status) {
-        copy.setStatus(status);
     }
 }

@@ -368,7 +368,9 @@ final class ScaleDownRemoval {
         return switch (WriteFailure.of(e)) {
             case REFUSED -> refused.get();
             case REFUSED_FOR_NOW -> {
+                // Written now: a request time left on the server would make the next step look for the request for minutes.
                 clearRequest(resource);
+                store.persist(resource);
                 recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack turned " + command.apiName()
                         + " away before acting on it (" + e.getMessage() + "); asking again in " + recheckCloudStack.toSeconds() + "s.", now);
                 yield Step.after(recheckCloudStack);
