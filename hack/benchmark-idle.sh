@@ -36,22 +36,17 @@ kubectl create namespace cks-node-operator >/dev/null 2>&1 || true
 heap_figures() {
   python3 -c '
 import re, sys
-used = after = meta = gcs = pauses = uptime = 0.0
+patterns = {"used": r"jvm_memory_used_bytes\{area=\"heap\".*\}", "meta": r"jvm_memory_used_bytes\{.*id=\"Metaspace\".*\}",
+            "after": r"jvm_gc_live_data_size_bytes(\{.*\})?", "gcs": r"jvm_gc_pause_seconds_count(\{.*\})?",
+            "pauses": r"jvm_gc_pause_seconds_sum(\{.*\})?", "uptime": r"process_uptime_seconds(\{.*\})?"}
+f = dict.fromkeys(patterns, 0.0)
 for line in sys.stdin:
-    m = re.match(r"jvm_memory_used_bytes\{area=\"heap\".*\} (\S+)", line)
-    if m: used += float(m.group(1))
-    m = re.match(r"jvm_memory_used_bytes\{area=\"nonheap\".*id=\"Metaspace\".*\} (\S+)", line)
-    if m: meta += float(m.group(1))
-    m = re.match(r"jvm_gc_live_data_size_bytes\S* (\S+)", line)
-    if m: after = float(m.group(1))
-    m = re.match(r"jvm_gc_pause_seconds_count\S* (\S+)", line)
-    if m: gcs += float(m.group(1))
-    m = re.match(r"jvm_gc_pause_seconds_sum\S* (\S+)", line)
-    if m: pauses += float(m.group(1))
-    m = re.match(r"process_uptime_seconds\S* (\S+)", line)
-    if m: uptime = float(m.group(1))
-print("heap_used=%.0fMiB live_after_gc=%.0fMiB metaspace=%.0fMiB gc=%d/%.2fs(%.1f%%)"
-      % (used / 2**20, after / 2**20, meta / 2**20, gcs, pauses, 100 * pauses / uptime if uptime else 0))'
+    for name, pattern in patterns.items():
+        m = re.match(pattern + r" (\S+)$", line)
+        if m: f[name] += float(m.group(m.lastindex))
+share = "%.1f%%" % (100 * f["pauses"] / f["uptime"]) if f["uptime"] else "no uptime metric"
+print("heap_used=%.0fMiB live_after_gc=%.0fMiB metaspace=%.0fMiB gc=%d/%.2fs(%s)"
+      % (f["used"] / 2**20, f["after"] / 2**20, f["meta"] / 2**20, f["gcs"], f["pauses"], share))'
 }
 
 measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
