@@ -8,6 +8,8 @@ import java.util.Optional;
 import dev.cks.nodeops.common.NodeAnnotations;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
@@ -98,29 +100,34 @@ public final class UpgradeJob {
                     .withTtlSecondsAfterFinished(TTL_SECONDS_AFTER_FINISHED)
                     .withNewTemplate()
                         .withNewMetadata().withLabels(labels).withAnnotations(annotations).endMetadata()
-                        .withNewSpec()
-                            .withNodeName(request.nodeName())
-                            .withHostPID(true)
-                            .withAutomountServiceAccountToken(false)
-                            .withEnableServiceLinks(false)
-                            .withRestartPolicy("Never")
-                            .withPriorityClassName("system-node-critical")
-                            .withTolerations(new TolerationBuilder().withOperator("Exists").build())
-                            .addNewContainer()
-                                .withName("upgrade")
-                                .withImage(request.image())
-                                .withCommand(command)
-                                .withNewSecurityContext().withPrivileged(true).endSecurityContext()
-                                .addNewVolumeMount().withName("host").withMountPath(LauncherPaths.IN_POD.hostRoot()).endVolumeMount()
-                                .addNewVolumeMount().withName("script").withMountPath(SCRIPT_MOUNT).withReadOnly(true).endVolumeMount()
-                            .endContainer()
-                            .addNewVolume().withName("host").withNewHostPath().withPath("/").endHostPath().endVolume()
-                            .addNewVolume().withName("script").withNewConfigMap().withName(request.configMapName())
-                                .addNewItem().withKey(request.configMapKey()).withPath(SCRIPT_FILE).endItem()
-                                .withDefaultMode(0755).endConfigMap().endVolume()
-                        .endSpec()
+                        .withSpec(podSpec(request, command))
                     .endTemplate()
                 .endSpec()
+                .build();
+    }
+
+    /** Privileged, in the host's PID namespace, pinned to the node and tolerating every taint: it must run on the node it upgrades. */
+    private static PodSpec podSpec(Request request, List<String> command) {
+        return new PodSpecBuilder()
+                .withNodeName(request.nodeName())
+                .withHostPID(true)
+                .withAutomountServiceAccountToken(false)
+                .withEnableServiceLinks(false)
+                .withRestartPolicy("Never")
+                .withPriorityClassName("system-node-critical")
+                .withTolerations(new TolerationBuilder().withOperator("Exists").build())
+                .addNewContainer()
+                    .withName("upgrade")
+                    .withImage(request.image())
+                    .withCommand(command)
+                    .withNewSecurityContext().withPrivileged(true).endSecurityContext()
+                    .addNewVolumeMount().withName("host").withMountPath(LauncherPaths.IN_POD.hostRoot()).endVolumeMount()
+                    .addNewVolumeMount().withName("script").withMountPath(SCRIPT_MOUNT).withReadOnly(true).endVolumeMount()
+                .endContainer()
+                .addNewVolume().withName("host").withNewHostPath().withPath("/").endHostPath().endVolume()
+                .addNewVolume().withName("script").withNewConfigMap().withName(request.configMapName())
+                    .addNewItem().withKey(request.configMapKey()).withPath(SCRIPT_FILE).endItem()
+                    .withDefaultMode(0755).endConfigMap().endVolume()
                 .build();
     }
 

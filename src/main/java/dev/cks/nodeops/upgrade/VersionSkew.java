@@ -81,14 +81,9 @@ public final class VersionSkew {
             problems.add("kubelets at " + targetVersion + " would be " + after.minorsAbove(target.get()) + " minor versions older than the API server at "
                     + after.text());
         }
-        Set<String> upgraded = plan.stream().filter(n -> n.getAction() != UpgradeNodeStatus.Action.Skip).map(UpgradeNodeStatus::getName)
-                .collect(Collectors.toSet());
-        final Version apiServerAfter = after;
-        List<String> leftBehind = allNodes.stream().filter(n -> !upgraded.contains(n.getMetadata().getName()))
-                .filter(n -> Version.of(NodeReadiness.kubeletVersion(n)).map(v -> apiServerAfter.minorsAbove(v) > v.supportedLag()).orElse(false))
-                .map(n -> n.getMetadata().getName() + " (" + NodeReadiness.kubeletVersion(n) + ")").sorted().toList();
+        List<String> leftBehind = leftTooFarBehind(plan, allNodes, after);
         if (!leftBehind.isEmpty()) {
-            problems.add("the API server would be at " + apiServerAfter.minorText() + " while nodes this NodeUpgrade does not upgrade stay too far behind: "
+            problems.add("the API server would be at " + after.minorText() + " while nodes this NodeUpgrade does not upgrade stay too far behind: "
                     + String.join(", ", leftBehind));
         }
         if (problems.isEmpty()) {
@@ -96,5 +91,14 @@ public final class VersionSkew {
         }
         return Optional.of("Refused by " + RULE + ": " + String.join("; ", problems)
                 + ". Upgrade the control plane first (select its nodes too), or choose a target within the policy. Nothing was cordoned.");
+    }
+
+    /** Nodes outside the plan whose kubelets would lag the API server at {@code apiServerAfter} by more than their policy allows, as "name (version)". */
+    private static List<String> leftTooFarBehind(List<UpgradeNodeStatus> plan, List<Node> allNodes, Version apiServerAfter) {
+        Set<String> upgraded = plan.stream().filter(n -> n.getAction() != UpgradeNodeStatus.Action.Skip).map(UpgradeNodeStatus::getName)
+                .collect(Collectors.toSet());
+        return allNodes.stream().filter(n -> !upgraded.contains(n.getMetadata().getName()))
+                .filter(n -> Version.of(NodeReadiness.kubeletVersion(n)).map(v -> apiServerAfter.minorsAbove(v) > v.supportedLag()).orElse(false))
+                .map(n -> n.getMetadata().getName() + " (" + NodeReadiness.kubeletVersion(n) + ")").sorted().toList();
     }
 }

@@ -6,6 +6,7 @@ import static dev.cks.nodeops.upgrade.UpgradeBed.phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -61,7 +62,11 @@ class NodeUpgradeOutageIT extends NodeUpgradeScenario {
             assertThat(operator.httpStatus("/q/health/live")).as("alive for its liveness probe: not restarted by the kubelet").isEqualTo(200);
             testBed.startComponent(component);
         }
+        Instant back = Instant.now();
         NodeUpgrade done = bed.await(name, WITHIN, phase(NodeUpgradeStatus.Phase.Succeeded));
+        // A figure for docs/reliability.md, not a timed assertion: how long the operator took to catch up.
+        System.out.printf("OUTAGE %s down %d s while %s: Succeeded %d s after the API server answered again%n",
+                component, seconds, during, Duration.between(back, Instant.now()).toSeconds());
 
         assertThat(operator.isAlive()).isTrue();
         assertThat(operator.output()).doesNotContain("Lost the leader Lease");
