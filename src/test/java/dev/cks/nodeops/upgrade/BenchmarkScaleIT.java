@@ -201,7 +201,8 @@ class BenchmarkScaleIT {
                 createUpgrade(bigUpgrade, tag + "-upgrade", MAX_UNAVAILABLE, 300);
                 NodeUpgrade done = awaitPhase(bigUpgrade, Duration.ofMinutes(30));
                 Figures upgrade = probe.between(upgradeStart, probe.sample(), heldUpgrade);
-                row(size, "upgrade of " + UPGRADED + " (maxUnavailable " + MAX_UNAVAILABLE + "): " + done.getStatus().getPhase(), upgrade);
+                row(size, "upgrade of " + UPGRADED + " (maxUnavailable " + MAX_UNAVAILABLE + "): " + done.getStatus().getPhase() + ", evictions "
+                        + byLabel(operator.httpGet("/q/metrics"), "cks_drain_evictions_total", "result"), upgrade);
                 assertThat(upgrade.reconciles()).as("JOSDK's reconciliations_started_total in /q/metrics counts the upgrade's reconciles").isPositive();
                 assertThat(done.getStatus().getPhase()).as("the upgrade of %d workers: %s", UPGRADED, done.getStatus().getMessage())
                         .isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
@@ -527,6 +528,20 @@ class BenchmarkScaleIT {
                         : "/" + e.path("objectRef").path("subresource").asText()), Collectors.counting()));
         return byKind.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(limit)
                 .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "));
+    }
+
+    /** A counter's samples by one label's value (e.g. evictions by result). */
+    private static Map<String, Long> byLabel(String metrics, String name, String label) {
+        Map<String, Long> values = new TreeMap<>();
+        Matcher m = METRIC.matcher(metrics);
+        Pattern value = Pattern.compile(label + "=\"([^\"]*)\"");
+        while (m.find()) {
+            Matcher labelValue = m.group(2) == null ? null : value.matcher(m.group(2));
+            if (m.group(1).equals(name) && labelValue != null && labelValue.find()) {
+                values.merge(labelValue.group(1), Math.round(Double.parseDouble(m.group(3))), Long::sum);
+            }
+        }
+        return values;
     }
 
     /** Sum of a metric's samples (with a label filter when given). */
