@@ -8,7 +8,8 @@
 # the image's own Java runtime and jar (target/image/) as the image's entrypoint does, with
 # -XX:MaxRAM set to the chart's memory limit (what the JVM sees in that container), lets it idle for
 # 60 s after ready, and prints one line per run: time to ready, RSS, heap in use, heap after the last
-# collection, CPU seconds (start included). The bed is torn down at the end.
+# collection, metaspace, collections (count, pause time, its share of the uptime), CPU seconds (start
+# included), load average. The bed is torn down at the end.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,22 +31,28 @@ export KUBECONFIG="$kubeconfig"
 kubectl apply -f "$root/deploy/crds/" >/dev/null
 kubectl create namespace cks-node-operator >/dev/null 2>&1 || true
 
-# heap in use and heap after the last collection, in MiB, from the operator's Prometheus metrics
+# heap in use, heap after the last collection (MiB), metaspace (MiB) and collections (count, pause
+# seconds, share of the process's uptime), from the operator's Prometheus metrics
 heap_figures() {
   python3 -c '
 import re, sys
-used = after = 0.0
+patterns = {"used": r"jvm_memory_used_bytes\{area=\"heap\".*\}", "meta": r"jvm_memory_used_bytes\{.*id=\"Metaspace\".*\}",
+            "after": r"jvm_gc_live_data_size_bytes(\{.*\})?", "gcs": r"jvm_gc_pause_seconds_count(\{.*\})?",
+            "pauses": r"jvm_gc_pause_seconds_sum(\{.*\})?", "uptime": r"process_uptime_seconds(\{.*\})?"}
+f = dict.fromkeys(patterns, 0.0)
 for line in sys.stdin:
-    m = re.match(r"jvm_memory_used_bytes\{area=\"heap\".*\} (\S+)", line)
-    if m: used += float(m.group(1))
-    m = re.match(r"jvm_gc_live_data_size_bytes\S* (\S+)", line)
-    if m: after = float(m.group(1))
-print("heap_used=%.0fMiB live_after_gc=%.0fMiB" % (used / 2**20, after / 2**20))'
+    for name, pattern in patterns.items():
+        m = re.match(pattern + r" (\S+)$", line)
+        if m: f[name] += float(m.group(m.lastindex))
+share = "%.1f%%" % (100 * f["pauses"] / f["uptime"]) if f["uptime"] else "no uptime metric"
+print("heap_used=%.0fMiB live_after_gc=%.0fMiB metaspace=%.0fMiB gc=%d/%.2fs(%s)"
+      % (f["used"] / 2**20, f["after"] / 2**20, f["meta"] / 2**20, f["gcs"], f["pauses"], share))'
 }
 
 measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
   local label=$1 options=$2 arenas=$3 port=$((20000 + RANDOM % 10000))
   kubectl -n cks-node-operator delete lease --all >/dev/null 2>&1 || true # no wait for the last run's Lease
+  local load_before; load_before=$(cut -d' ' -f1 /proc/loadavg)
   local start; start=$(date +%s%N)
   env ${arenas:+MALLOC_ARENA_MAX=$arenas} JDK_JAVA_OPTIONS="$options" "$java" -XX:MaxRAM=${limit}m -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
     -Dquarkus.http.port=$port -Dcks.namespace=cks-node-operator -Dquarkus.log.level=WARN -jar "$jar" \
@@ -60,11 +67,15 @@ measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
   local rss cpu
   rss=$(awk '/VmRSS/ {print int($2/1024)}' /proc/$pid/status)
   cpu=$(awk '{printf "%.1f", ($14+$15)/100}' /proc/$pid/stat)
-  echo "$label nodes=$nodes ready=${ready}ms rss=${rss}MiB $(curl -s "localhost:$port/q/metrics" | heap_figures) cpu=${cpu}s load=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "$label nodes=$nodes ready=${ready}ms rss=${rss}MiB $(curl -s "localhost:$port/q/metrics" | heap_figures) cpu=${cpu}s load=$load_before→$(cut -d' ' -f1 /proc/loadavg)"
   kill $pid; sleep 10; kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
 }
 
+# Start-up time says little without the machine's load: the busiest processes (CPU over 2 s), before and after.
+busiest() { top -b -n 2 -d 2 -w 200 | awk '/^top -/ {i++} i == 2 && $1 ~ /^[0-9]+$/ {printf "%s %s%%, ", $12, $9; if (++n == 5) exit}'; }
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"
 for run in $(seq "$runs"); do
   measure old "-XX:MaxRAMPercentage=75" ""
   measure new "$image_options" "$image_arenas"
 done
+echo "machine: load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"

@@ -7,6 +7,7 @@ import java.util.Set;
 import jakarta.inject.Inject;
 
 import dev.cks.nodeops.common.EventRecorder;
+import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -73,6 +74,9 @@ public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {
                         .withName("vmmapaudit-nodes")
                         .withSecondaryToPrimaryMapper(node -> Set.of())
                         .withItemStore(new TransformingItemStore<>(InformerNodeSource::nameAndCreation))
+                        // In pages, like every list: a thousand whole Nodes parsed at once set the heap's size
+                        // at start-up (docs/benchmarks.md, "Idle beside 1,000 Nodes").
+                        .withInformerListLimit(ListPages.PAGE)
                         .build(),
                 context);
         nodes = InformerNodeSource.of(informer, client);

@@ -8,6 +8,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -30,9 +31,6 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.Transforming
  * upgrade under way (each reconcile of a draining upgrade costs a pod list, a PDB list and evictions).
  */
 final class UpgradeEventSources {
-    /** Pages of the informers' first list: a thousand nodes do not arrive in one answer. */
-    static final long LIST_PAGE = 500;
-
     private UpgradeEventSources() {
     }
 
@@ -95,7 +93,7 @@ final class UpgradeEventSources {
         InformerEventSource<Node, NodeUpgrade> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
                 .withName("nodes")
                 .withItemStore(new TransformingItemStore<>(UpgradeEventSources::pruned))
-                .withInformerListLimit(LIST_PAGE)
+                .withInformerListLimit(ListPages.PAGE) // a thousand nodes do not arrive in one answer
                 // Heartbeats, image lists and other status noise wake nobody.
                 .withOnUpdateFilter((newer, older) -> !Objects.equals(NodeWake.of(newer), NodeWake.of(older)))
                 .withSecondaryToPrimaryMapper(node -> concerned(node,
