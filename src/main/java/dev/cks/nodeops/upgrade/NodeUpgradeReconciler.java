@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import jakarta.inject.Inject;
@@ -61,6 +62,14 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private final UpgradeJobStep jobStep;
     private final NodeUpgradePipeline pipeline;
     private final ApiServerVersions apiServers;
+    /**
+     * The state of the upgrade's own nodes that the rollout counts against maxUnavailable (Ready, cordoned, by
+     * whom), read in every reconcile: from the Node informer's cache once the event sources exist, so that a
+     * reconcile costs no list of every Node of the cluster (two pages of 500 at 1,000 nodes, each reconcile of
+     * a running upgrade). The cache lags a change by the watch's delay, as a list read just before that change
+     * would. Until then (and in tests without event sources) read through {@link NodeWork#node}.
+     */
+    private volatile Function<String, Optional<Node>> rolloutNode;
 
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
@@ -78,11 +87,14 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.recorder = ports.recorder();
         this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, ports.store(), settings);
         this.pipeline = new NodeUpgradePipeline(settings, work, recorder, ports.store(), jobStep);
+        this.rolloutNode = work::node;
     }
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
-        List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(UpgradeEventSources.prepare(context, settings));
+        UpgradeEventSources.Prepared prepared = UpgradeEventSources.prepare(context, settings);
+        rolloutNode = prepared.cachedNode();
+        List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(prepared.sources());
         sources.add(new DrainWakeups<>(work));
         return sources;
     }
@@ -154,7 +166,8 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             recorder.resumed(upgrade, status.getNodes().stream().filter(n -> n.getPhase() == Phase.Draining)
                     .map(UpgradeNodeStatus::getDrain).toList(), now);
         }
-        RolloutGate.Round round = RolloutGate.round(upgrade.getSpec(), status, windows, work.nodes(), owner(upgrade), now);
+        List<Node> ownNodes = status.getNodes().stream().map(n -> rolloutNode.apply(n.getName())).flatMap(Optional::stream).toList();
+        RolloutGate.Round round = RolloutGate.round(upgrade.getSpec(), status, windows, ownNodes, owner(upgrade), now);
         List<Step> steps = new ArrayList<>();
         for (RolloutGate.Turn turn : round.turns()) {
             steps.add(turn instanceof RolloutGate.GiveUp giveUp ? pipeline.fail(upgrade, giveUp.node(), giveUp.error(), now)

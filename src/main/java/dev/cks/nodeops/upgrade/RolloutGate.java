@@ -79,14 +79,14 @@ final class RolloutGate {
 
     /**
      * @param status after {@link Windows#resume} was applied, so its deadline counts no time held
-     * @param cluster every Node as read now
+     * @param nodes the planned Nodes as read now (others are not looked at; a missing one counts as unavailable)
      * @param owner this upgrade's lock owner
      */
-    static Round round(NodeUpgradeSpec spec, NodeUpgradeStatus status, Windows windows, List<Node> cluster, String owner, Instant now) {
+    static Round round(NodeUpgradeSpec spec, NodeUpgradeStatus status, Windows windows, List<Node> nodes, String owner, Instant now) {
         Instant deadline = status.deadlineAt(now);
         boolean overdue = deadline != null && !now.isBefore(deadline);
         boolean anyFailed = status.getNodes().stream().anyMatch(n -> n.getPhase() == Phase.Failed);
-        UpgradeRollout.Selection selection = UpgradeRollout.select(status.getNodes(), cluster, spec.getMaxUnavailable(), owner,
+        UpgradeRollout.Selection selection = UpgradeRollout.select(status.getNodes(), nodes, spec.getMaxUnavailable(), owner,
                 windows.newWork() instanceof WorkGate.Go && !anyFailed && !overdue);
         List<Turn> turns = new ArrayList<>();
         for (UpgradeNodeStatus node : selection.inProgress()) {

@@ -2,7 +2,9 @@ package dev.cks.nodeops.upgrade;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -43,11 +45,19 @@ final class UpgradeEventSources {
         }
     }
 
-    /** Keeps of a Node only what {@link NodeWake} reads, so a thousand cached Nodes stay small. */
+    /**
+     * Keeps of a Node only what {@link NodeWake} and the rollout's availability count
+     * ({@link UpgradeRollout#isUnavailable}: readiness, cordon and who cordoned it) read, so a thousand
+     * cached Nodes stay small.
+     */
     static Node pruned(Node node) {
         NodeBuilder pruned = new NodeBuilder().withNewMetadata().withName(node.getMetadata().getName())
                 .withResourceVersion(node.getMetadata().getResourceVersion()).endMetadata();
         NodeLock.holder(node).ifPresent(holder -> pruned.editMetadata().addToAnnotations(NodeAnnotations.LOCK, holder).endMetadata());
+        String cordonedBy = node.getMetadata().getAnnotations() == null ? null : node.getMetadata().getAnnotations().get(NodeAnnotations.CORDONED_BY);
+        if (cordonedBy != null) {
+            pruned.editMetadata().addToAnnotations(NodeAnnotations.CORDONED_BY, cordonedBy).endMetadata();
+        }
         if (NodeReadiness.isUnschedulable(node)) {
             pruned.withNewSpec().withUnschedulable(true).endSpec();
         }
@@ -75,7 +85,11 @@ final class UpgradeEventSources {
         return current != null && List.of(current.split(",")).contains(node);
     }
 
-    static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings) {
+    /** The event sources, and the Node cache read by name (pruned Nodes, see {@link #pruned}). */
+    record Prepared(List<EventSource<?, NodeUpgrade>> sources, Function<String, Optional<Node>> cachedNode) {
+    }
+
+    static Prepared prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings) {
         InformerEventSource<Node, NodeUpgrade> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
                 .withName("nodes")
                 .withItemStore(new TransformingItemStore<>(UpgradeEventSources::pruned))
@@ -96,6 +110,6 @@ final class UpgradeEventSources {
                         .filter(owner -> "NodeUpgrade".equals(owner.getKind())).map(owner -> new ResourceID(owner.getName()))
                         .collect(Collectors.toSet()))
                 .build(), context);
-        return List.of(nodes, jobs);
+        return new Prepared(List.of(nodes, jobs), name -> nodes.get(new ResourceID(name)));
     }
 }

@@ -44,7 +44,7 @@ final class UpgradeRollout {
     }
 
     /**
-     * @param cluster every Node as read now
+     * @param cluster the planned Nodes as read now (others are not looked at; a missing one counts as unavailable)
      * @param owner this upgrade's lock owner, {@code NodeUpgrade/<name>}
      * @param mayStart false while new work is held (paused, outside the window, a node failed, the deadline passed)
      */

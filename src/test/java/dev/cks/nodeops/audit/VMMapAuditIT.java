@@ -155,6 +155,8 @@ class VMMapAuditIT {
         operator = OperatorProcess.start(bed, "vmmapaudit-restarted", operatorProperties);
         Awaitility.await("a complete run of the restarted operator").atMost(RUN_TIMEOUT).pollInterval(Duration.ofSeconds(1))
                 .until(() -> metric("cks_vmmap_audit_runs_total", "outcome", "complete") >= 1);
+        assertThat(reconcilesStarted("vmmapaudit")).as("the operator SDK's reconcile counter on /q/metrics (ReconcileMetrics), not a no-op")
+                .isPositive();
         runAudit();
         assertThat(keys(status())).containsExactlyInAnyOrder(lostVm.getKey(), "unmapped:" + strayVmId);
         assertThat(warnings()).as("no event repeated after the restart").hasSize(2);
@@ -340,6 +342,13 @@ class VMMapAuditIT {
             byType.put(Type.valueOf(sample.get("type")), Double.parseDouble(sample.get("value")));
         }
         return byType;
+    }
+
+    /** JOSDK's {@code reconciliations_started_total} of one controller. */
+    private double reconcilesStarted(String controller) throws IOException {
+        return operator.httpGet("/q/metrics").lines().map(line -> METRIC_LINE.matcher(line.strip())).filter(Matcher::matches)
+                .filter(m -> m.group(1).equals("reconciliations_started_total") && m.group(2).contains("controller_name=\"" + controller + "\""))
+                .mapToDouble(m -> Double.parseDouble(m.group(3))).sum();
     }
 
     private double metric(String name, String label, String value) throws IOException {

@@ -61,6 +61,11 @@ public final class OperatorProcess implements AutoCloseable {
 
     /** Starts the operator authenticated by the given kubeconfig (e.g. a ServiceAccount's token). */
     public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties) {
+        return start(bed, kubeconfig, name, properties, List.of());
+    }
+
+    /** The same with JVM options before the operator's properties (a benchmark runs it with the image's). */
+    public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions) {
         Path root = bed.projectRoot();
         Path jar = root.resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -75,6 +80,7 @@ public final class OperatorProcess implements AutoCloseable {
             props.putAll(TEST_LEASE);
             props.putAll(properties);
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            command.addAll(jvmOptions);
             props.forEach((k, v) -> command.add("-D" + k + "=" + v));
             command.addAll(List.of("-jar", jar.toString()));
             ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
@@ -136,6 +142,11 @@ public final class OperatorProcess implements AutoCloseable {
         } catch (IOException e) {
             return "(no log: " + e.getMessage() + ")";
         }
+    }
+
+    /** The operating system's id of the process, for reading its memory and CPU time from /proc. */
+    public long pid() {
+        return process.pid();
     }
 
     public boolean isAlive() {

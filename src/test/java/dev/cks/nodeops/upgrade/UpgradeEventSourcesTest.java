@@ -2,10 +2,12 @@ package dev.cks.nodeops.upgrade;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.testing.TestNodes;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -50,5 +52,24 @@ class UpgradeEventSourcesTest {
         assertThat(UpgradeEventSources.NodeWake.of(heartbeat)).isEqualTo(UpgradeEventSources.NodeWake.of(full));
         assertThat(Stream.of(upgraded, notReady, released).map(UpgradeEventSources.NodeWake::of))
                 .allSatisfy(wake -> assertThat(wake).isNotEqualTo(UpgradeEventSources.NodeWake.of(full)));
+    }
+    /** The rollout counts unavailable nodes from the Node cache (pruned Nodes): it must count as it would on the full ones. */
+    @Test
+    void theRolloutCountsAPrunedNodeAsTheFullOne() {
+        String owner = "NodeUpgrade/a/uid-a";
+        List<Node> nodes = List.of(
+                TestNodes.node("ready").label("topology.kubernetes.io/zone", "z1").build(),
+                TestNodes.node("not-ready").ready(false).build(),
+                TestNodes.node("cordoned-by-us").unschedulable().annotation(NodeAnnotations.CORDONED_BY, owner).lockedBy(owner).build(),
+                TestNodes.node("cordoned-by-another").unschedulable().annotation(NodeAnnotations.CORDONED_BY, "ScaleDown/b/uid-b").build(),
+                TestNodes.node("cordoned-by-hand").unschedulable().build());
+
+        for (Node node : nodes) {
+            Node pruned = UpgradeEventSources.pruned(node);
+            assertThat(UpgradeRollout.isUnavailable(pruned, owner)).as(node.getMetadata().getName())
+                    .isEqualTo(UpgradeRollout.isUnavailable(node, owner));
+        }
+        assertThat(nodes.stream().map(node -> UpgradeRollout.isUnavailable(UpgradeEventSources.pruned(node), owner)))
+                .containsExactly(false, true, false, true, true);
     }
 }
