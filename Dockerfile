@@ -13,13 +13,13 @@ WORKDIR /deployments
 # The image's JVM defaults, the one place for them (hack/image.sh and hack/benchmark-idle.sh read them
 # from here), sized for the operator (docs/benchmarks.md, "Idle beside 1,000 Nodes": live heap 20-45 MB):
 # the serial collector (no G1 regions or remembered sets; pauses of a ~100 MB heap are milliseconds), the
-# heap at 18.75 % of the container's memory limit (96 MiB of the chart's 512 MiB; MinRAMPercentage too,
+# heap at 15 % of the container's memory limit (77 MiB of the chart's 512 MiB; MinRAMPercentage too,
 # as below ~700 MiB the JVM ignores MaxRAMPercentage under 25 % and takes 126 MiB) with a sixth of it
 # young, given back when free, the C1 compiler only (start-up and idle CPU matter here, not peak
 # throughput), smaller thread stacks and code cache, one Netty arena (a handful of API connections), and
 # two glibc malloc arenas. The chart's jvmOptions replaces JDK_JAVA_OPTIONS; the
 # log manager is on the command line (ENTRYPOINT) so that no override loses it.
 ENV PATH=/opt/java/bin JAVA_HOME=/opt/java LANG=C.UTF-8 MALLOC_ARENA_MAX=2 \
-    JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:MaxRAMPercentage=18.75 -XX:MinRAMPercentage=18.75 -XX:NewRatio=5 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
+    JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:MaxRAMPercentage=15 -XX:MinRAMPercentage=15 -XX:NewRatio=5 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
 EXPOSE 8080
 ENTRYPOINT ["/opt/java/bin/java", "-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-jar", "/deployments/quarkus-run.jar"]
