@@ -83,6 +83,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
 
     @Override
     public List<EventSource<?, ScaleDown>> prepareEventSources(EventSourceContext<ScaleDown> context) {
+        store.writeAs(context.getControllerConfiguration().fieldManager());
         return List.of(new DrainWakeups<>(work));
     }
 

@@ -25,6 +25,7 @@ import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
+import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
@@ -59,6 +60,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private final OperatorSettings settings;
     private final NodeWork work;
     private final OperationRecorder recorder;
+    private final StatusStore store;
     private final UpgradeJobStep jobStep;
     private final NodeUpgradePipeline pipeline;
     private final ApiServerVersions apiServers;
@@ -85,13 +87,15 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.settings = settings;
         this.work = ports.work();
         this.recorder = ports.recorder();
-        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, ports.store(), settings);
-        this.pipeline = new NodeUpgradePipeline(settings, work, recorder, ports.store(), jobStep);
+        this.store = ports.store();
+        this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
+        this.pipeline = new NodeUpgradePipeline(settings, work, recorder, store, jobStep);
         this.rolloutNode = work::node;
     }
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
+        store.writeAs(context.getControllerConfiguration().fieldManager());
         UpgradeEventSources.Prepared prepared = UpgradeEventSources.prepare(context, settings);
         rolloutNode = prepared.cachedNode();
         List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(prepared.sources());

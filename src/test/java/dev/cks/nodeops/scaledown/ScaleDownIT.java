@@ -17,6 +17,7 @@ import dev.cks.nodeops.cloudstack.simulator.RecordedCall;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
@@ -145,6 +146,7 @@ class ScaleDownIT extends ScaleDownScenario {
         assertThat(rolledBack.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getName, ScaleDownNodeStatus::getPhase)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(cordonedBefore, Phase.Drained), org.assertj.core.groups.Tuple.tuple(blocked, Phase.Failed));
         assertThat(rolledBack.getStatus().getNodes().get(0).getCordonedByUs()).isFalse();
+        assertThat(rolledBack.getStatus().getCurrentNode()).as("no node is worked on once the ScaleDown has rolled back").isNull();
     }
 
     @Test
@@ -194,6 +196,29 @@ class ScaleDownIT extends ScaleDownScenario {
         assertThat(world.isUnschedulable(cordonedBefore)).as("the node cordoned before stays cordoned").isTrue();
         assertThat(world.operatorAnnotations(blocked)).isEmpty();
         assertThat(world.operatorAnnotations(cordonedBefore)).isEmpty();
+        assertThat(world.cloudStackWrites()).isEmpty();
+    }
+
+    /**
+     * A pod the drain's filters refuse (emptyDir, deleteEmptyDirData false) fails the node at its first look, in the
+     * reconcile that made it the current node and wrote the rollback before giving anything back: once RolledBack,
+     * no node is shown as worked on (that reconcile's end cleared it, and the write before did not keep it).
+     */
+    @Test
+    void aPodTheDrainRefusesRollsBackAtTheFirstLookAndLeavesNoCurrentNode() {
+        String node = world.addWorker(pool);
+        pool.deployment("scratch", 1, true);
+        pool.awaitReadyPods("scratch", 1);
+        world.addWorker(pool);
+        DrainOptions keepLocalData = ScaleDownBed.drain(30, 0);
+        keepLocalData.setDeleteEmptyDirData(false);
+
+        world.create(name, List.of(node), null, Removal.CloudStackScale, 600, keepLocalData);
+        ScaleDown rolledBack = world.awaitPhase(name, ScaleDownStatus.Phase.RolledBack, WITHIN);
+
+        assertThat(ScaleDownBed.condition(rolledBack, Conditions.ROLLED_BACK).getMessage()).contains("node " + node).contains("local storage");
+        assertThat(rolledBack.getStatus().getCurrentNode()).as("no node is worked on once the ScaleDown has rolled back").isNull();
+        assertThat(world.isUnschedulable(node)).isFalse();
         assertThat(world.cloudStackWrites()).isEmpty();
     }
 

@@ -112,6 +112,8 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
             assertThat(n.getCompletedAt()).isNotNull();
         });
         assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
+        assertThat(done.getStatus().getCurrentNode()).as("no node is worked on once the upgrade has finished").isNull();
+        assertThat(done.getStatus().getHeldSince()).isNull();
         assertThat(Conditions.isTrue(done.getStatus().getConditions(), Conditions.SUCCEEDED)).isTrue();
         assertThat(done.getStatus().getConditions()).as("no CloudStack Secret on this bed: no record to compare, no condition about it")
                 .noneMatch(c -> c.getType().equals(Conditions.CLOUDSTACK_RECORD_CURRENT));
