@@ -20,6 +20,6 @@ WORKDIR /deployments
 # two glibc malloc arenas. The chart's jvmOptions replaces JDK_JAVA_OPTIONS; the
 # log manager is on the command line (ENTRYPOINT) so that no override loses it.
 ENV PATH=/opt/java/bin JAVA_HOME=/opt/java LANG=C.UTF-8 MALLOC_ARENA_MAX=2 \
-    JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:MaxRAMPercentage=15 -XX:MinRAMPercentage=15 -XX:NewRatio=5 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
+    JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:MaxRAMPercentage=15 -XX:MinRAMPercentage=15 -XX:InitialRAMPercentage=15 -XX:NewRatio=5 -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=32m -Dio.netty.allocator.numDirectArenas=1 -Dio.netty.allocator.numHeapArenas=1"
 EXPOSE 8080
 ENTRYPOINT ["/opt/java/bin/java", "-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-jar", "/deployments/quarkus-run.jar"]

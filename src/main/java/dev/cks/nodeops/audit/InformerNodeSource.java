@@ -6,16 +6,14 @@ import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.nodes.NodeCache;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.javaoperatorsdk.operator.health.Status;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 
 /**
- * Reads Nodes from the JOSDK informer's cache. Before each audit it checks that the cache is current:
+ * Reads Nodes from the operator's Node cache ({@link NodeCache}). Before each audit it checks that the cache is current:
  * the informer must still be watching (not just synced once), and the operator must still be allowed to
  * list Nodes (one list of a single Node: an established watch outlives a revoked right for minutes, and
  * would then break). Otherwise the Nodes count as unreadable, with the API's answer as the reason,
@@ -35,8 +33,8 @@ final class InformerNodeSource implements NodeSource {
         this.cached = cached;
     }
 
-    static InformerNodeSource of(InformerEventSource<Node, VMMapAudit> informer, KubernetesClient client) {
-        return new InformerNodeSource(() -> informer.getStatus() == Status.HEALTHY, () -> listDenied(client), () -> informer.list(node -> true));
+    static InformerNodeSource of(NodeCache cache, KubernetesClient client) {
+        return new InformerNodeSource(cache::watching, () -> listDenied(client), cache::all);
     }
 
     /** One list of at most one Node: whether the operator may still read them, and if not, what the API server said. */
@@ -63,24 +61,6 @@ final class InformerNodeSource implements NodeSource {
                 .map(node -> new NodeView(node.getMetadata().getName(), Timestamps.parse(node.getMetadata().getCreationTimestamp()),
                         kubeletVersion(node)))
                 .toList());
-    }
-
-    /**
-     * What the cache keeps of a Node: the audit needs name, age and kubelet version, the informer its
-     * resourceVersion. Dropping the rest of status and spec makes thousands of Nodes cost kilobytes
-     * instead of megabytes.
-     */
-    static Node nameAndCreation(Node node) {
-        NodeBuilder pruned = new NodeBuilder().withNewMetadata()
-                .withName(node.getMetadata().getName())
-                .withCreationTimestamp(node.getMetadata().getCreationTimestamp())
-                .withResourceVersion(node.getMetadata().getResourceVersion())
-                .endMetadata();
-        String kubelet = kubeletVersion(node);
-        if (kubelet != null) {
-            pruned.withNewStatus().withNewNodeInfo().withKubeletVersion(kubelet).endNodeInfo().endStatus();
-        }
-        return pruned.build();
     }
 
     private static String kubeletVersion(Node node) {

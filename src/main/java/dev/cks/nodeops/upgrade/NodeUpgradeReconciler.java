@@ -18,6 +18,7 @@ import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.NodeWork;
@@ -64,6 +65,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private final UpgradeJobStep jobStep;
     private final NodeUpgradePipeline pipeline;
     private final ApiServerVersions apiServers;
+    private final NodeCache nodeCache;
     /**
      * The state of the upgrade's own nodes that the rollout counts against maxUnavailable (Ready, cordoned, by
      * whom), read in every reconcile: from the Node informer's cache once the event sources exist, so that a
@@ -75,14 +77,20 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
 
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
-            OperationMetrics metrics, OperatorSettings settings) {
+            OperationMetrics metrics, OperatorSettings settings, NodeCache nodeCache) {
         this(clock, settings, cloudStack, OperationPorts.onCluster(client, KIND, events, metrics), UpgradeJobs.on(client),
-                ApiServerVersions.on(client));
+                ApiServerVersions.on(client), nodeCache);
     }
 
     NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
             ApiServerVersions apiServers) {
+        this(clock, settings, cloudStack, ports, jobs, apiServers, new NodeCache());
+    }
+
+    private NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
+            ApiServerVersions apiServers, NodeCache nodeCache) {
         this.clock = clock;
+        this.nodeCache = nodeCache;
         this.apiServers = apiServers;
         this.settings = settings;
         this.work = ports.work();
@@ -96,9 +104,8 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
         store.writeAs(context.getControllerConfiguration().fieldManager());
-        UpgradeEventSources.Prepared prepared = UpgradeEventSources.prepare(context, settings);
-        rolloutNode = prepared.cachedNode();
-        List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(prepared.sources());
+        List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(UpgradeEventSources.prepare(context, settings, nodeCache));
+        rolloutNode = nodeCache::get;
         sources.add(new DrainWakeups<>(work));
         return sources;
     }

@@ -2,20 +2,16 @@ package dev.cks.nodeops.upgrade;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.cks.nodeops.common.ListPages;
-import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
+import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.NodeSystemInfoBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
@@ -45,31 +41,6 @@ final class UpgradeEventSources {
         }
     }
 
-    /**
-     * Keeps of a Node only what {@link NodeWake} and the rollout's availability count
-     * ({@link UpgradeRollout#isUnavailable}: readiness, cordon and who cordoned it) read, so a thousand
-     * cached Nodes stay small.
-     */
-    static Node pruned(Node node) {
-        NodeBuilder pruned = new NodeBuilder().withNewMetadata().withName(node.getMetadata().getName())
-                .withResourceVersion(node.getMetadata().getResourceVersion()).endMetadata();
-        NodeLock.holder(node).ifPresent(holder -> pruned.editMetadata().addToAnnotations(NodeAnnotations.LOCK, holder).endMetadata());
-        String cordonedBy = node.getMetadata().getAnnotations() == null ? null : node.getMetadata().getAnnotations().get(NodeAnnotations.CORDONED_BY);
-        if (cordonedBy != null) {
-            pruned.editMetadata().addToAnnotations(NodeAnnotations.CORDONED_BY, cordonedBy).endMetadata();
-        }
-        if (NodeReadiness.isUnschedulable(node)) {
-            pruned.withNewSpec().withUnschedulable(true).endSpec();
-        }
-        if (node.getStatus() != null) {
-            pruned.withNewStatus().withNodeInfo(node.getStatus().getNodeInfo() == null ? null
-                    : new NodeSystemInfoBuilder().withKubeletVersion(node.getStatus().getNodeInfo().getKubeletVersion()).build())
-                    .withConditions(node.getStatus().getConditions() == null ? List.of()
-                            : node.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType())).toList())
-                    .endStatus();
-        }
-        return pruned.build();
-    }
 
     /** The upgrades a Node's change concerns: the one holding its lock, and those working on or waiting for it. */
     static Set<ResourceID> concerned(Node node, Stream<NodeUpgrade> underWay) {
@@ -85,14 +56,11 @@ final class UpgradeEventSources {
         return current != null && List.of(current.split(",")).contains(node);
     }
 
-    /** The event sources, and the Node cache read by name (pruned Nodes, see {@link #pruned}). */
-    record Prepared(List<EventSource<?, NodeUpgrade>> sources, Function<String, Optional<Node>> cachedNode) {
-    }
-
-    static Prepared prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings) {
+    /** The event sources; the Node informer also becomes the operator's {@link NodeCache}. */
+    static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings, NodeCache cache) {
         InformerEventSource<Node, NodeUpgrade> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
                 .withName("nodes")
-                .withItemStore(new TransformingItemStore<>(UpgradeEventSources::pruned))
+                .withItemStore(new TransformingItemStore<>(NodeCache::pruned))
                 .withInformerListLimit(ListPages.PAGE) // a thousand nodes do not arrive in one answer
                 // Heartbeats, image lists and other status noise wake nobody.
                 .withOnUpdateFilter((newer, older) -> !Objects.equals(NodeWake.of(newer), NodeWake.of(older)))
@@ -110,6 +78,7 @@ final class UpgradeEventSources {
                         .filter(owner -> "NodeUpgrade".equals(owner.getKind())).map(owner -> new ResourceID(owner.getName()))
                         .collect(Collectors.toSet()))
                 .build(), context);
-        return new Prepared(List.of(nodes, jobs), name -> nodes.get(new ResourceID(name)));
+        cache.serveFrom(nodes);
+        return List.of(nodes, jobs);
     }
 }

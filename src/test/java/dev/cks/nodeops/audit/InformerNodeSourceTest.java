@@ -8,6 +8,7 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cks.nodeops.nodes.NodeCache;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 
@@ -48,15 +49,15 @@ class InformerNodeSourceTest {
         assertThat(nodes.unavailableReason()).contains("HTTP 403").contains("cannot list resource \"nodes\"");
     }
 
+    /** The audit reads the operator's one Node cache, pruned for the upgrades' needs: what the audit reads must survive the pruning. */
     @Test
-    void theCacheKeepsOnlyNameCreationResourceVersionAndKubeletVersion() {
-        Node kept = InformerNodeSource.nameAndCreation(node("prod-node-18c2f3a9b1", "2026-11-01T10:00:00Z"));
-        assertThat(kept.getMetadata().getName()).isEqualTo("prod-node-18c2f3a9b1");
-        assertThat(kept.getMetadata().getCreationTimestamp()).isEqualTo("2026-11-01T10:00:00Z");
+    void theSharedCacheKeepsWhatTheAuditReads() {
+        Node full = node("prod-node-18c2f3a9b1", "2026-11-01T10:00:00Z");
+        InformerNodeSource source = new InformerNodeSource(() -> true, Optional::empty, () -> Stream.of(NodeCache.pruned(full)));
+        assertThat(source.read().nodes()).containsExactly(new NodeView("prod-node-18c2f3a9b1", Instant.parse("2026-11-01T10:00:00Z"), "v1.34.2"));
+        Node kept = NodeCache.pruned(full);
         assertThat(kept.getMetadata().getResourceVersion()).isEqualTo("7");
         assertThat(kept.getMetadata().getLabels()).isNullOrEmpty();
-        assertThat(kept.getStatus().getConditions()).isNullOrEmpty();
-        assertThat(kept.getStatus().getNodeInfo().getKubeletVersion()).isEqualTo("v1.34.2");
         assertThat(kept.getStatus().getNodeInfo().getKernelVersion()).isNull();
         assertThat(kept.getSpec()).isNull();
     }

@@ -8,6 +8,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.testing.TestNodes;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -39,7 +40,7 @@ class UpgradeEventSourcesTest {
     void onlyChangesAnUpgradeActsOnCountAndAPrunedNodeSaysTheSameAsTheFullOne() {
         Node full = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z1")
                 .annotation("node.alpha.kubernetes.io/ttl", "0").build();
-        Node pruned = UpgradeEventSources.pruned(full);
+        Node pruned = NodeCache.pruned(full);
 
         assertThat(UpgradeEventSources.NodeWake.of(pruned)).isEqualTo(UpgradeEventSources.NodeWake.of(full));
         assertThat(pruned.getMetadata().getLabels()).isNullOrEmpty();
@@ -65,11 +66,11 @@ class UpgradeEventSourcesTest {
                 TestNodes.node("cordoned-by-hand").unschedulable().build());
 
         for (Node node : nodes) {
-            Node pruned = UpgradeEventSources.pruned(node);
+            Node pruned = NodeCache.pruned(node);
             assertThat(UpgradeRollout.isUnavailable(pruned, owner)).as(node.getMetadata().getName())
                     .isEqualTo(UpgradeRollout.isUnavailable(node, owner));
         }
-        assertThat(nodes.stream().map(node -> UpgradeRollout.isUnavailable(UpgradeEventSources.pruned(node), owner)))
+        assertThat(nodes.stream().map(node -> UpgradeRollout.isUnavailable(NodeCache.pruned(node), owner)))
                 .containsExactly(false, true, false, true, true);
     }
 }
