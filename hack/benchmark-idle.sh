@@ -4,6 +4,10 @@
 #
 #   ./mvnw package -DskipTests && hack/image.sh && hack/benchmark-idle.sh [NODES] [RUNS]
 #
+# BASELINE_APP=DIR (a quarkus-app directory of another build, e.g. the last release's) with
+# BASELINE_OPTIONS (its image's JDK_JAVA_OPTIONS) adds a third setting, "baseline", to each run: a
+# change to the operator or its JVM options measured side by side with what it replaces.
+#
 # Brings up a test bed named cksidle with NODES KWOK workers (default 1000), runs the operator from
 # the image's own Java runtime and jar (target/image/) as the image's entrypoint does, with
 # -XX:MaxRAM set to the chart's memory limit (what the JVM sees in that container), lets it idle for
@@ -49,8 +53,8 @@ print("heap_used=%.0fMiB live_after_gc=%.0fMiB metaspace=%.0fMiB gc=%d/%.2fs(%s)
       % (f["used"] / 2**20, f["after"] / 2**20, f["meta"] / 2**20, f["gcs"], f["pauses"], share))'
 }
 
-measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
-  local label=$1 options=$2 arenas=$3 port=$((20000 + RANDOM % 10000))
+measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default), jar
+  local label=$1 options=$2 arenas=$3 jar=$4 port=$((20000 + RANDOM % 10000))
   kubectl -n cks-node-operator delete lease --all >/dev/null 2>&1 || true # no wait for the last run's Lease
   local load_before; load_before=$(cut -d' ' -f1 /proc/loadavg)
   local start; start=$(date +%s%N)
@@ -74,8 +78,10 @@ measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
 # Start-up time says little without the machine's load: the busiest processes (CPU over 2 s), before and after.
 busiest() { top -b -n 2 -d 2 -w 200 | awk '/^top -/ {i++} i == 2 && $1 ~ /^[0-9]+$/ {printf "%s %s%%, ", $12, $9; if (++n == 5) exit}'; }
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"
+[ -z "${BASELINE_APP:-}" ] || [ -f "$BASELINE_APP/quarkus-run.jar" ] || { echo "no quarkus-run.jar in BASELINE_APP=$BASELINE_APP" >&2; exit 1; }
 for run in $(seq "$runs"); do
-  measure old "-XX:MaxRAMPercentage=75" ""
-  measure new "$image_options" "$image_arenas"
+  measure old "-XX:MaxRAMPercentage=75" "" "$jar"
+  [ -z "${BASELINE_APP:-}" ] || measure baseline "${BASELINE_OPTIONS:-$image_options}" "$image_arenas" "$BASELINE_APP/quarkus-run.jar"
+  measure new "$image_options" "$image_arenas" "$jar"
 done
 echo "machine: load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"
