@@ -31,6 +31,11 @@ public final class CloudStackApiMetrics {
 
     public CloudStackApiMetrics(MeterRegistry registry) {
         this.registry = registry;
+        // A client is built again when the Secret changes; the gauge reads the one process-wide state, so it is
+        // registered once (a second registration is ignored, with a warning in the log at every key rotation).
+        if (registry.find(CREDENTIALS_REJECTED).gauge() != null) {
+            return;
+        }
         io.micrometer.core.instrument.Gauge.builder(CREDENTIALS_REJECTED, CREDENTIALS_STATE, java.util.concurrent.atomic.AtomicInteger::get)
                 .description("1 while CloudStack rejects the operator's API keys (errorcode 401)").strongReference(true).register(registry);
     }

@@ -79,12 +79,24 @@ public final class DrainBed {
     }
 
     public void deployment(String name, int replicas, boolean emptyDir) {
+        create(name, replicas, podSpec(emptyDir));
+    }
+
+    private void create(String name, int replicas, PodSpec spec) {
         client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
                 .withNewMetadata().withName(name).endMetadata()
                 .withNewSpec().withReplicas(replicas)
                 .withNewSelector().addToMatchLabels("app", name).endSelector()
-                .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withSpec(podSpec(emptyDir)).endTemplate()
+                .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withSpec(spec).endTemplate()
                 .endSpec().build()).create();
+    }
+
+    /** A Deployment with at most one pod more on any of the pool's workers than on another (a hard spread, not the scheduler's preference). */
+    public void spreadDeployment(String name, int replicas) {
+        PodSpec spec = new PodSpecBuilder(podSpec(false)).addNewTopologySpreadConstraint().withMaxSkew(1).withTopologyKey("kubernetes.io/hostname")
+                .withWhenUnsatisfiable("DoNotSchedule").withNewLabelSelector().addToMatchLabels("app", name).endLabelSelector()
+                .endTopologySpreadConstraint().build();
+        create(name, replicas, spec);
     }
 
     /** A Deployment whose pods may run only on these nodes (required node affinity on their hostnames). */
@@ -92,12 +104,7 @@ public final class DrainBed {
         PodSpec spec = new PodSpecBuilder(podSpec(false)).withNewAffinity().withNewNodeAffinity().withNewRequiredDuringSchedulingIgnoredDuringExecution()
                 .addNewNodeSelectorTerm().addNewMatchExpression().withKey("kubernetes.io/hostname").withOperator("In").withValues(pinnedTo)
                 .endMatchExpression().endNodeSelectorTerm().endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().endAffinity().build();
-        client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
-                .withNewMetadata().withName(name).endMetadata()
-                .withNewSpec().withReplicas(replicas)
-                .withNewSelector().addToMatchLabels("app", name).endSelector()
-                .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withSpec(spec).endTemplate()
-                .endSpec().build()).create();
+        create(name, replicas, spec);
     }
 
     void daemonSet(String name) {

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 import dev.cks.nodeops.cloudstack.simulator.CloudStackSimulator;
 import dev.cks.nodeops.cloudstack.simulator.RecordedCall;
@@ -171,22 +172,33 @@ final class ScaleDownBed implements AutoCloseable {
 
     /** Waits for the phase; fails at once, with the status, when the ScaleDown finished in another phase. */
     ScaleDown awaitPhase(String name, ScaleDownStatus.Phase phase, Duration within) {
-        Awaitility.await("ScaleDown " + name + " in phase " + phase).atMost(within).pollInterval(Duration.ofMillis(300))
-                .failFast(() -> {
-                    ScaleDown now = get(name);
-                    if (phaseOf(now) != phase && isFinished(phaseOf(now))) {
-                        throw new AssertionError("ScaleDown " + name + " finished in another phase: " + describe(now)
-                                + "\noperator log:\n" + operator.logTail());
-                    }
-                })
-                .until(() -> phaseOf(get(name)) == phase);
+        return await(name, "in phase " + phase, resource -> phaseOf(resource) == phase, within);
+    }
+
+    /**
+     * Waits for the condition; fails at once when the ScaleDown finished without it, and on time-out, with the
+     * status, events and the operator's log either way (a clean CI run has nothing else to read).
+     */
+    ScaleDown await(String name, String what, Predicate<ScaleDown> condition, Duration within) {
+        try {
+            Awaitility.await("ScaleDown " + name + ": " + what).atMost(within).pollInterval(Duration.ofMillis(200))
+                    .failFast(() -> {
+                        ScaleDown now = get(name);
+                        if (isFinished(phaseOf(now)) && !condition.test(now)) {
+                            throw new AssertionError("ScaleDown " + name + " finished before " + what + ": " + diagnosis(name));
+                        }
+                    })
+                    .until(() -> condition.test(get(name)));
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("ScaleDown " + name + ": not " + what + " within " + within + "; " + diagnosis(name), e);
+        }
         return get(name);
     }
 
-    ScaleDown await(String name, String what, Predicate<ScaleDown> condition, Duration within) {
-        Awaitility.await("ScaleDown " + name + ": " + what).atMost(within).pollInterval(Duration.ofMillis(200))
-                .until(() -> condition.test(get(name)));
-        return get(name);
+    /** What a failed wait has to go on: the status, the events and the operator's log. */
+    private String diagnosis(String name) {
+        return describe(get(name)) + "\nevents:\n" + String.join("\n", bed.eventsOf(name).stream()
+                .map(e -> e.getType() + " " + e.getReason() + ": " + e.getMessage()).toList()) + "\noperator log:\n" + operator.logTail();
     }
 
     static String describe(ScaleDown resource) {
