@@ -38,7 +38,7 @@ kubectl apply -f "$root/deploy/crds/" >/dev/null
 kubectl create namespace cks-node-operator >/dev/null 2>&1 || true
 
 # The operator signs in as the pod does: the chart's ServiceAccount, by token, with the chart's RBAC. The bed's
-# admin kubeconfig holds a client certificate, and building a client from one costs the start-up ~0.2 s that
+# admin kubeconfig holds a client certificate, and building a client from one costs the start-up 0.1-0.2 s that
 # a pod never pays (the key goes through a PKCS#12 store, 10,000 PBKDF2 rounds each way).
 helm template cks-node-operator "$root/deploy/helm/cks-node-operator" -n cks-node-operator \
   --kube-version "$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')" \

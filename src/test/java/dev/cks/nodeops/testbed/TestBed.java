@@ -262,12 +262,11 @@ public final class TestBed implements AutoCloseable {
 
     /**
      * Ready, and without the taint the node lifecycle controller puts on a node created without a Ready condition
-     * ({@code node.kubernetes.io/not-ready}, NoSchedule). It takes the taint off only after KWOK has reported Ready,
-     * 0.4 s later on an idle bed, seconds on a busy one: a test that placed pods in that window found them all on the
-     * other workers.
+     * ({@code node.kubernetes.io/not-ready}, NoSchedule). It takes the taint off only after KWOK has reported Ready
+     * (0.4 s later on an idle bed, later on a busy one): pods placed in that window can only go to other workers.
      */
     static boolean isSchedulable(Node node) {
-        return isReady(node) && (node.getSpec().getTaints() == null
+        return isReady(node) && (node.getSpec() == null || node.getSpec().getTaints() == null
                 || node.getSpec().getTaints().stream().noneMatch(taint -> NOT_READY_TAINT.equals(taint.getKey())));
     }
 
