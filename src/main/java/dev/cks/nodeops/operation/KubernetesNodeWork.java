@@ -11,7 +11,6 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.cks.nodeops.common.ListPages;
-import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainPreflight;
@@ -52,22 +51,21 @@ public final class KubernetesNodeWork implements NodeWork {
     /**
      * @param allNodes how nodes are read: from the API, or from an informer's cache when the operation watches Nodes
      */
-    public KubernetesNodeWork(KubernetesClient client, EvictionListener evictions, Supplier<List<Node>> allNodes,
+    public KubernetesNodeWork(KubernetesClient client, KubernetesClient drainClient, EvictionListener evictions, Supplier<List<Node>> allNodes,
             Function<String, Optional<Node>> oneNode) {
         this.client = client;
         this.allNodes = allNodes;
         this.oneNode = oneNode;
         this.cordons = new Cordon(client);
         this.locks = new NodeLock(client);
-        KubernetesClient drainClient = DrainClient.from(client);
         this.drainWatches = new DrainWatches(client);
         this.drainer = new NodeDrainer(drainClient, evictions, drainWatches);
         this.preflight = new DrainPreflight(drainClient);
     }
 
     /** Nodes read from the API server on every call. */
-    public static KubernetesNodeWork readingFromApi(KubernetesClient client, EvictionListener evictions) {
-        return new KubernetesNodeWork(client, evictions, () -> ListPages.all(client.nodes()),
+    public static KubernetesNodeWork readingFromApi(KubernetesClient client, KubernetesClient drainClient, EvictionListener evictions) {
+        return new KubernetesNodeWork(client, drainClient, evictions, () -> ListPages.all(client.nodes()),
                 name -> Optional.ofNullable(client.nodes().withName(name).get()));
     }
 

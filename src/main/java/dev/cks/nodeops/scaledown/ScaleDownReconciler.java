@@ -14,6 +14,7 @@ import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -65,9 +66,9 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     private final ScaleDownRemoval removal;
 
     @Inject
-    public ScaleDownReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
+    public ScaleDownReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(clock, cloudStack, settings, OperationPorts.onCluster(client, KIND, events, metrics));
+        this(clock, cloudStack, settings, OperationPorts.onCluster(client, drainClient, KIND, events, metrics));
     }
 
     ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, OperationPorts ports) {

@@ -17,6 +17,7 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -76,15 +77,15 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private volatile Function<String, Optional<Node>> rolloutNode;
 
     @Inject
-    public NodeUpgradeReconciler(KubernetesClient client, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
+    public NodeUpgradeReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings, NodeCache nodeCache) {
-        this(clock, settings, cloudStack, OperationPorts.onCluster(client, KIND, events, metrics), UpgradeJobs.on(client),
+        this(clock, settings, cloudStack, OperationPorts.onCluster(client, drainClient, KIND, events, metrics), UpgradeJobs.on(client),
                 ApiServerVersions.on(client), nodeCache);
     }
 
     NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
             ApiServerVersions apiServers) {
-        this(clock, settings, cloudStack, ports, jobs, apiServers, new NodeCache());
+        this(clock, settings, cloudStack, ports, jobs, apiServers, null); // tests without event sources: no Node cache
     }
 
     private NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,

@@ -1,12 +1,10 @@
 package dev.cks.nodeops.upgrade;
 
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
-import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -18,7 +16,6 @@ import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
-import io.javaoperatorsdk.operator.processing.event.source.informer.TransformingItemStore;
 
 /**
  * What wakes a NodeUpgrade besides its own changes: Node changes and its upgrade Jobs. Decisions read
@@ -56,17 +53,10 @@ final class UpgradeEventSources {
         return current != null && List.of(current.split(",")).contains(node);
     }
 
-    /** The event sources; the Node informer also becomes the operator's {@link NodeCache}. */
+    /** The event sources: Nodes (from the operator's {@link NodeCache}) and the upgrade Jobs. */
     static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings, NodeCache cache) {
-        InformerEventSource<Node, NodeUpgrade> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, NodeUpgrade.class)
-                .withName("nodes")
-                .withItemStore(new TransformingItemStore<>(NodeCache::pruned))
-                .withInformerListLimit(ListPages.PAGE) // a thousand nodes do not arrive in one answer
-                // Heartbeats, image lists and other status noise wake nobody.
-                .withOnUpdateFilter((newer, older) -> !Objects.equals(NodeWake.of(newer), NodeWake.of(older)))
-                .withSecondaryToPrimaryMapper(node -> concerned(node,
-                        context.getPrimaryCache().list(u -> u.getStatus() == null || !u.getStatus().finished())))
-                .build(), context);
+        NodeWakeups nodes = new NodeWakeups(cache, () -> context.getPrimaryCache().list(u -> u.getStatus() == null || !u.getStatus().finished()),
+                context.getControllerConfiguration().getConfigurationService().cacheSyncTimeout());
         // Our Jobs, by their label, wake the upgrade that owns them when they finish.
         InformerEventSource<Job, NodeUpgrade> jobs = new InformerEventSource<>(InformerEventSourceConfiguration.from(Job.class, NodeUpgrade.class)
                 .withName("upgrade-jobs")
@@ -78,7 +68,6 @@ final class UpgradeEventSources {
                         .filter(owner -> "NodeUpgrade".equals(owner.getKind())).map(owner -> new ResourceID(owner.getName()))
                         .collect(Collectors.toSet()))
                 .build(), context);
-        cache.serveFrom(nodes);
         return List.of(nodes, jobs);
     }
 }

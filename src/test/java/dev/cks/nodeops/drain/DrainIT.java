@@ -332,7 +332,7 @@ class DrainIT {
         delete.setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder().addToMatchLabels("app", "web").build());
         delete.setGracePeriodSeconds(0);
         options.setEscalation(List.of(delete));
-        dev.cks.nodeops.operation.NodeWork work = dev.cks.nodeops.operation.KubernetesNodeWork.readingFromApi(bed.client, EvictionListener.NONE);
+        dev.cks.nodeops.operation.NodeWork work = dev.cks.nodeops.operation.KubernetesNodeWork.readingFromApi(bed.client, DrainClient.from(bed.client), EvictionListener.NONE);
         dev.cks.nodeops.scaledown.ScaleDownNodeStatus progress = new dev.cks.nodeops.scaledown.ScaleDownNodeStatus();
         progress.setName(node);
         progress.setDrain(new DrainState());

@@ -11,6 +11,7 @@ import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.testbed.TestBed;
@@ -87,12 +88,35 @@ final class UpgradeBed {
     }
 
     NodeUpgrade await(String name, Duration atMost, Predicate<NodeUpgrade> condition) {
-        Awaitility.await("NodeUpgrade " + name).atMost(atMost).pollInterval(Duration.ofMillis(300))
-                .until(() -> {
-                    NodeUpgrade upgrade = get(name);
-                    return upgrade != null && upgrade.getStatus() != null && condition.test(upgrade);
-                });
+        try {
+            Awaitility.await("NodeUpgrade " + name).atMost(atMost).pollInterval(Duration.ofMillis(300))
+                    .until(() -> {
+                        NodeUpgrade upgrade = get(name);
+                        return upgrade != null && upgrade.getStatus() != null && condition.test(upgrade);
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("NodeUpgrade " + name + ": not there within " + atMost + "; " + diagnosis(name), e);
+        }
         return get(name);
+    }
+
+    /**
+     * What a failed wait has to go on: the status (each node's phase and Job), the events, and the upgrade Jobs
+     * with their pods as the API server has them (whether the bed ran a Job or the operator missed its end).
+     */
+    private String diagnosis(String name) {
+        NodeUpgrade upgrade = get(name);
+        NodeUpgradeStatus status = upgrade == null ? null : upgrade.getStatus();
+        List<String> jobs = client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).list().getItems().stream()
+                .map(job -> job.getMetadata().getName() + ": active " + job.getStatus().getActive() + ", succeeded " + job.getStatus().getSucceeded()
+                        + ", failed " + job.getStatus().getFailed() + ", pods " + client.pods().inNamespace(TestBed.OPERATOR_NAMESPACE)
+                                .withLabel("job-name", job.getMetadata().getName()).list().getItems().stream()
+                                .map(pod -> pod.getMetadata().getName() + " " + pod.getStatus().getPhase() + " on " + pod.getSpec().getNodeName()).toList())
+                .toList();
+        return (status == null ? "(no status)" : "phase " + status.getPhase() + ", nodes " + status.getNodes().stream()
+                .map(n -> n.getName() + " " + n.getPhase() + " (job " + n.getJobName() + ", step since " + n.getStepStartedAt() + ")").toList() + ", conditions " + status.getConditions())
+                + "\nevents:\n" + String.join("\n", bed.eventsOf(name).stream().map(e -> e.getType() + " " + e.getReason() + ": " + e.getMessage()).toList())
+                + "\nupgrade Jobs:\n" + String.join("\n", jobs);
     }
 
     static Predicate<NodeUpgrade> phase(NodeUpgradeStatus.Phase phase) {
