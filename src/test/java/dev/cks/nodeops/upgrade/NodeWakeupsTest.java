@@ -13,7 +13,6 @@ import org.junit.jupiter.api.Test;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.testing.TestNodes;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 
 /** What a Node event from the cache turns into: wake-ups of the upgrades it concerns, and none for noise. */
@@ -21,18 +20,10 @@ class NodeWakeupsTest {
     private final List<ResourceID> woken = new ArrayList<>();
     private NodeWakeups wakeups;
 
-    private static NodeUpgrade upgrade(String name, String currentNode) {
-        NodeUpgrade upgrade = new NodeUpgrade();
-        upgrade.setMetadata(new ObjectMetaBuilder().withName(name).build());
-        upgrade.setStatus(new NodeUpgradeStatus());
-        upgrade.getStatus().setCurrentNode(currentNode);
-        return upgrade;
-    }
-
     @BeforeEach
     void wakeups() {
         // The cache itself is not used by the event handling; start, stop and health go to it.
-        wakeups = new NodeWakeups(null, () -> Stream.of(upgrade("a", "w1"), upgrade("b", "w2,w3")), Duration.ZERO);
+        wakeups = new NodeWakeups(null, () -> Stream.of(UpgradeEventSourcesTest.upgrade("a", "w1"), UpgradeEventSourcesTest.upgrade("b", "w2,w3")), Duration.ZERO);
         wakeups.setEventHandler(event -> woken.add(event.getRelatedCustomResourceID()));
     }
 

@@ -15,7 +15,8 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 
 class UpgradeEventSourcesTest {
-    private static NodeUpgrade upgrade(String name, String currentNode) {
+    /** An upgrade under way on currentNode (comma-separated when several go at once). */
+    static NodeUpgrade upgrade(String name, String currentNode) {
         NodeUpgrade upgrade = new NodeUpgrade();
         upgrade.setMetadata(new ObjectMetaBuilder().withName(name).build());
         upgrade.setStatus(new NodeUpgradeStatus());
