@@ -47,6 +47,7 @@ class NodeUpgradeOutageIT extends NodeUpgradeScenario {
     void theUpgradeCompletesAcrossAnOutage(String component, int seconds, Phase during) throws Exception {
         String worker = bed.worker(FROM);
         String name = "nu-outage-" + component.charAt(0) + "-" + during.name().toLowerCase();
+        Instant back;
         // try-with-resources: a failure to bring the component back stays the test's error (the release of the hold is suppressed into it).
         try (AutoCloseable hold = holdIn(during, worker)) {
             bed.create(name, UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh"), spec -> {
@@ -60,9 +61,8 @@ class NodeUpgradeOutageIT extends NodeUpgradeScenario {
             Thread.sleep(Duration.ofSeconds(seconds).toMillis());
             assertThat(operator.isAlive()).as("the operator waited through the outage instead of exiting").isTrue();
             assertThat(operator.httpStatus("/q/health/live")).as("alive for its liveness probe: not restarted by the kubelet").isEqualTo(200);
-            testBed.startComponent(component);
+            back = testBed.startComponent(component);
         }
-        Instant back = Instant.now();
         NodeUpgrade done = bed.await(name, WITHIN, phase(NodeUpgradeStatus.Phase.Succeeded));
         // A figure for docs/reliability.md, not a timed assertion: how long the operator took to catch up.
         System.out.printf("OUTAGE %s down %d s while %s: Succeeded %d s after the API server answered again%n",
