@@ -24,14 +24,17 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 
 /**
- * Watches of what draining nodes wait for, one set per node being drained: the node's pods (field
- * selector {@code spec.nodeName}) and the PodDisruptionBudgets of the namespaces those pods are in. A
- * drain step reads them instead of listing, and the watches wake the drain's owner the moment a pod
- * leaves the node or a budget allows more disruptions, instead of the owner looking again every second.
+ * Watches of what draining nodes wait for: each node's pods (field selector {@code spec.nodeName}) and the
+ * PodDisruptionBudgets of the namespaces those pods are in. A drain step reads them instead of listing,
+ * and the watches wake the drain's owner the moment a pod leaves the node or a budget allows more
+ * disruptions, instead of the owner looking again every second.
  *
- * <p>A node's watches start with its first drain step and stop when its drain ends ({@link #stop}), when
- * no step has read them for {@link #IDLE_AFTER} (an operation paused, or gone without giving the node
- * back), and all of them when the operator stops ({@link #close}).
+ * <p>A node's pod watch starts with its first drain step and stops when its drain ends ({@link #stop}),
+ * when no step has read it for {@link #IDLE_AFTER} (an operation paused, or gone without giving the node
+ * back), and all watches when the operator stops ({@link #close}). The budget watches are shared by the
+ * nodes drained at once (a NodeUpgrade with maxUnavailable above 1, or operations side by side): one per
+ * namespace, not one per namespace and node, and an eviction one drain spent counts for every drain until
+ * the budget's watch shows it. A budget watch stops when no drain reads its namespace any more.
  */
 public final class DrainWatches implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(DrainWatches.class);
@@ -44,6 +47,7 @@ public final class DrainWatches implements AutoCloseable {
 
     private final KubernetesClient client;
     private final Map<String, NodeWatch> nodes = new ConcurrentHashMap<>();
+    private final BudgetWatches budgets = new BudgetWatches();
 
     /**
      * @param client the operator's client: informers need its retries of 429 (see {@link DrainClient})
@@ -95,6 +99,11 @@ public final class DrainWatches implements AutoCloseable {
         return Set.copyOf(nodes.keySet());
     }
 
+    /** The namespaces whose budgets are watched (empty when no drain reads any), {@code ""} for all namespaces at once. */
+    Set<String> budgetWatches() {
+        return budgets.watched();
+    }
+
     @Override
     public void close() {
         new ArrayList<>(nodes.keySet()).forEach(this::stop);
@@ -104,8 +113,6 @@ public final class DrainWatches implements AutoCloseable {
     final class NodeWatch {
         private final String node;
         private SharedIndexInformer<Pod> pods;
-        private final Map<String, SharedIndexInformer<PodDisruptionBudget>> budgets = new HashMap<>();
-        private final SpentBudgets spent = new SpentBudgets();
         private volatile Runnable wake = () -> { };
         private volatile Instant lastRead;
 
@@ -118,7 +125,7 @@ public final class DrainWatches implements AutoCloseable {
             this.lastRead = now;
             if (pods == null) {
                 pods = started(client.pods().inAnyNamespace().withField("spec.nodeName", node).runnableInformer(0),
-                        new Wakes<>(false), "the pods of node " + node);
+                        new PodWakes(), "the pods of node " + node);
             }
         }
 
@@ -128,7 +135,7 @@ public final class DrainWatches implements AutoCloseable {
 
         /** Whether every watch of the node is connected; a watch that stopped (e.g. forbidden) would show a stale view. */
         boolean watching() {
-            return pods.isWatching() && budgets.values().stream().allMatch(SharedIndexInformer::isWatching);
+            return pods.isWatching() && budgets.watching(this);
         }
 
         /** The node's pods as the watch last saw them. */
@@ -137,101 +144,156 @@ public final class DrainWatches implements AutoCloseable {
         }
 
         /**
-         * The budgets of these namespaces as the watch shows them, less what this drain spent that they do
-         * not show yet ({@link SpentBudgets}). Starts watches for namespaces not watched yet: one per
-         * namespace, or one cluster-wide watch once more than {@value NodeDrainer#MAX_NAMESPACES_LISTED_ONE_BY_ONE}
-         * namespaces are involved.
+         * The budgets of these namespaces as the watches show them, less the evictions of any drain that
+         * they do not show yet ({@link SpentBudgets}). Starts watches for namespaces not watched yet.
          */
-        synchronized Map<String, List<PodDisruptionBudget>> budgets(Set<String> namespaces, Instant now) {
-            Set<String> missing = new TreeSet<>(namespaces);
-            missing.removeAll(budgets.keySet());
-            if (!budgets.containsKey(ALL_NAMESPACES) && !missing.isEmpty()) {
-                if (budgets.size() + missing.size() > NodeDrainer.MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
-                    SharedIndexInformer<PodDisruptionBudget> all = started(
-                            client.policy().v1().podDisruptionBudget().inAnyNamespace().runnableInformer(0), new Wakes<>(true),
-                            "the PodDisruptionBudgets of all namespaces");
-                    budgets.values().forEach(SharedIndexInformer::stop);
-                    budgets.clear();
-                    budgets.put(ALL_NAMESPACES, all);
-                } else {
-                    for (String namespace : missing) {
-                        budgets.put(namespace, started(client.policy().v1().podDisruptionBudget().inNamespace(namespace).runnableInformer(0),
-                                new Wakes<>(true), "the PodDisruptionBudgets of namespace " + namespace));
-                    }
-                }
-            }
-            Map<String, List<PodDisruptionBudget>> byNamespace = new LinkedHashMap<>();
-            namespaces.stream().sorted().forEach(n -> byNamespace.put(n, new ArrayList<>()));
-            List<PodDisruptionBudget> seen = budgets.values().stream().flatMap(i -> i.getStore().list().stream())
-                    .filter(b -> byNamespace.containsKey(b.getMetadata().getNamespace())).toList();
-            spent.applyTo(seen, now).forEach(b -> byNamespace.get(b.getMetadata().getNamespace()).add(b));
-            return byNamespace;
-        }
-
-        private synchronized void observed(PodDisruptionBudget version) {
-            spent.observed(version);
+        Map<String, List<PodDisruptionBudget>> budgets(Set<String> namespaces, Instant now) {
+            return budgets.read(this, namespaces, now);
         }
 
         /** The server accepted these evictions: they count against the budgets until the watch shows them. */
-        synchronized void spent(List<Pod> evicted, Map<String, List<PodDisruptionBudget>> budgetsRead, Instant now) {
-            List<PodDisruptionBudget> all = budgetsRead.values().stream().flatMap(List::stream).toList();
-            evicted.forEach(pod -> spent.spent(pod, all, now));
+        void spent(List<Pod> evicted, Map<String, List<PodDisruptionBudget>> budgetsRead, Instant now) {
+            budgets.spent(evicted, budgetsRead, now);
         }
 
         private synchronized void close() {
             if (pods != null) {
                 pods.stop();
             }
-            budgets.values().forEach(SharedIndexInformer::stop);
-            budgets.clear();
+            budgets.release(this);
         }
 
-        private <T> SharedIndexInformer<T> started(SharedIndexInformer<T> informer, ResourceEventHandler<T> handler, String what) {
-            informer.addEventHandler(handler);
-            try {
-                informer.start().toCompletableFuture().get(START_WITHIN.toMillis(), TimeUnit.MILLISECONDS);
-                return informer;
-            } catch (InterruptedException e) {
-                informer.stop();
-                Thread.currentThread().interrupt();
-                throw new KubernetesClientException("interrupted while starting the watch of " + what);
-            } catch (ExecutionException | TimeoutException e) {
-                informer.stop();
-                Throwable cause = e.getCause() == null ? e : e.getCause();
-                throw new KubernetesClientException("could not watch " + what + ": " + cause.getMessage(), cause);
-            }
-        }
-
-        /** What wakes the drain: a pod leaving the node; a budget allowing more disruptions, or going away. */
-        private final class Wakes<T> implements ResourceEventHandler<T> {
-            private final boolean budget;
-
-            Wakes(boolean budget) {
-                this.budget = budget;
+        /** A pod leaving the node wakes its drain; a pod appearing does not let the drain move on (the next step sees it). */
+        private final class PodWakes implements ResourceEventHandler<Pod> {
+            @Override
+            public void onAdd(Pod added) {
             }
 
             @Override
-            public void onAdd(T added) {
-                // A pod or budget appearing does not let the drain move on; the next step sees it.
-                if (budget) {
-                    observed((PodDisruptionBudget) added);
-                }
+            public void onUpdate(Pod older, Pod newer) {
             }
 
             @Override
-            public void onUpdate(T older, T newer) {
-                if (budget) {
-                    observed((PodDisruptionBudget) newer);
-                    if (DisruptionBudgets.loosened((PodDisruptionBudget) older, (PodDisruptionBudget) newer)) {
-                        wake.run();
+            public void onDelete(Pod deleted, boolean finalStateUnknown) {
+                wake.run();
+            }
+        }
+    }
+
+    /**
+     * The budget watches of every node being drained, and the evictions they do not show yet. One lock
+     * serialises reads, spends and what the watches deliver; it never waits for a node's lock.
+     */
+    private final class BudgetWatches {
+        private final Map<String, SharedIndexInformer<PodDisruptionBudget>> informers = new HashMap<>();
+        /** Per node being drained: the namespaces whose budgets its steps read. */
+        private final Map<NodeWatch, Set<String>> readers = new HashMap<>();
+        private final SpentBudgets spent = new SpentBudgets();
+
+        /**
+         * One watch per namespace, or one cluster-wide watch once more than
+         * {@value NodeDrainer#MAX_NAMESPACES_LISTED_ONE_BY_ONE} namespaces are involved.
+         */
+        synchronized Map<String, List<PodDisruptionBudget>> read(NodeWatch reader, Set<String> namespaces, Instant now) {
+            readers.computeIfAbsent(reader, r -> new TreeSet<>()).addAll(namespaces);
+            Set<String> missing = new TreeSet<>(namespaces);
+            missing.removeAll(informers.keySet());
+            if (!informers.containsKey(ALL_NAMESPACES) && !missing.isEmpty()) {
+                if (informers.size() + missing.size() > NodeDrainer.MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
+                    SharedIndexInformer<PodDisruptionBudget> all = started(
+                            client.policy().v1().podDisruptionBudget().inAnyNamespace().runnableInformer(0), new BudgetWakes(),
+                            "the PodDisruptionBudgets of all namespaces");
+                    informers.values().forEach(SharedIndexInformer::stop);
+                    informers.clear();
+                    informers.put(ALL_NAMESPACES, all);
+                } else {
+                    for (String namespace : missing) {
+                        informers.put(namespace, started(client.policy().v1().podDisruptionBudget().inNamespace(namespace).runnableInformer(0),
+                                new BudgetWakes(), "the PodDisruptionBudgets of namespace " + namespace));
                     }
                 }
             }
+            Map<String, List<PodDisruptionBudget>> byNamespace = new LinkedHashMap<>();
+            namespaces.stream().sorted().forEach(n -> byNamespace.put(n, new ArrayList<>()));
+            List<PodDisruptionBudget> seen = informers.values().stream().flatMap(i -> i.getStore().list().stream())
+                    .filter(b -> byNamespace.containsKey(b.getMetadata().getNamespace())).toList();
+            spent.applyTo(seen, now).forEach(b -> byNamespace.get(b.getMetadata().getNamespace()).add(b));
+            return byNamespace;
+        }
+
+        synchronized void spent(List<Pod> evicted, Map<String, List<PodDisruptionBudget>> budgetsRead, Instant now) {
+            List<PodDisruptionBudget> all = budgetsRead.values().stream().flatMap(List::stream).toList();
+            evicted.forEach(pod -> spent.spent(pod, all, now));
+        }
+
+        synchronized boolean watching(NodeWatch reader) {
+            return readers.getOrDefault(reader, Set.of()).stream()
+                    .map(n -> informers.getOrDefault(n, informers.get(ALL_NAMESPACES)))
+                    .allMatch(i -> i != null && i.isWatching());
+        }
+
+        /** The node's drain reads no budget any more: watches no other drain reads stop. */
+        synchronized void release(NodeWatch reader) {
+            readers.remove(reader);
+            Set<String> read = readers.values().stream().flatMap(Set::stream).collect(java.util.stream.Collectors.toSet());
+            informers.entrySet().removeIf(e -> {
+                boolean unread = e.getKey().equals(ALL_NAMESPACES) ? readers.isEmpty() : !read.contains(e.getKey());
+                if (unread) {
+                    e.getValue().stop();
+                }
+                return unread;
+            });
+        }
+
+        synchronized Set<String> watched() {
+            return Set.copyOf(informers.keySet());
+        }
+
+        private synchronized void observed(PodDisruptionBudget version) {
+            spent.observed(version);
+        }
+
+        /** The drains that read the budget's namespace. */
+        private synchronized List<NodeWatch> readersOf(PodDisruptionBudget budget) {
+            return readers.entrySet().stream().filter(e -> e.getValue().contains(budget.getMetadata().getNamespace()))
+                    .map(Map.Entry::getKey).toList();
+        }
+
+        /** A budget allowing more disruptions, or going away, wakes the drains that read its namespace. */
+        private final class BudgetWakes implements ResourceEventHandler<PodDisruptionBudget> {
+            @Override
+            public void onAdd(PodDisruptionBudget added) {
+                observed(added);
+            }
 
             @Override
-            public void onDelete(T deleted, boolean finalStateUnknown) {
-                wake.run();
+            public void onUpdate(PodDisruptionBudget older, PodDisruptionBudget newer) {
+                observed(newer);
+                if (DisruptionBudgets.loosened(older, newer)) {
+                    readersOf(newer).forEach(reader -> reader.wake.run());
+                }
             }
+
+            @Override
+            public void onDelete(PodDisruptionBudget deleted, boolean finalStateUnknown) {
+                readersOf(deleted).forEach(reader -> reader.wake.run());
+            }
+        }
+    }
+
+    private <T> SharedIndexInformer<T> started(SharedIndexInformer<T> informer, ResourceEventHandler<T> handler, String what) {
+        informer.addEventHandler(handler);
+        try {
+            informer.start().toCompletableFuture().get(START_WITHIN.toMillis(), TimeUnit.MILLISECONDS);
+            return informer;
+        } catch (InterruptedException e) {
+            informer.stop();
+            Thread.currentThread().interrupt();
+            throw new KubernetesClientException("interrupted while starting the watch of " + what);
+        } catch (ExecutionException | TimeoutException e) {
+            informer.stop();
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new KubernetesClientException("could not watch " + what + ": " + cause.getMessage(), cause);
         }
     }
 }

@@ -176,18 +176,11 @@ class DrainIT {
         bed.awaitBudget("web-pdb", 6, 6);
         bed.addWorker();
         bed.cordon(source);
-        AtomicInteger evictions = new AtomicInteger();
-        AtomicInteger podLists = new AtomicInteger();
+        SentRequests sent = new SentRequests(path -> path.equals("/api/v1/pods"));
+        AtomicInteger evictions = sent.evictions;
+        AtomicInteger podLists = sent.lists;
         List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (KubernetesClient counting = bed.observedClient(request -> {
-            String path = request.uri().getPath();
-            String query = request.uri().getQuery() == null ? "" : request.uri().getQuery();
-            if (path.endsWith("/eviction")) {
-                evictions.incrementAndGet();
-            } else if (path.equals("/api/v1/pods") && !query.contains("watch=true")) {
-                podLists.incrementAndGet();
-            }
-        })) {
+        try (KubernetesClient counting = bed.observedClient(sent::seen)) {
             DrainWatches watches = new DrainWatches(counting);
             NodeDrainer drainer = new NodeDrainer(counting, answers::add, watches);
             WokenSteps steps = new WokenSteps();
@@ -205,6 +198,68 @@ class DrainIT {
             assertThat(podLists.get()).as("pod lists in %d steps", steps.steps.get()).isBetween(2, 3);
             assertThat(watches.watching()).as("the drain's watches stop when it ends").isEmpty();
         }
+    }
+
+    /**
+     * Two nodes drained side by side (as a NodeUpgrade with maxUnavailable 2 steps them, one after the other in
+     * each reconcile) with one budget over pods on both: an eviction one drain spent counts for the other's
+     * next round although the budget's watch does not show it yet, so neither sends an eviction the server
+     * refuses, and both finish.
+     */
+    @Test
+    void twoDrainsUnderOneBudgetSendNoEvictionItRefuses() throws Exception {
+        String first = bed.addWorker();
+        String second = bed.addWorker();
+        bed.deployment("web", 6, false);
+        bed.budget("web-pdb", "web", null, "1");
+        bed.awaitReadyPods("web", 6);
+        bed.awaitBudget("web-pdb", 6, 6);
+        assertThat(bed.podsOn(first)).as("the scheduler put web pods on both nodes").isNotEmpty();
+        assertThat(bed.podsOn(second)).as("the scheduler put web pods on both nodes").isNotEmpty();
+        bed.addWorker();
+        bed.cordon(first);
+        bed.cordon(second);
+        SentRequests sent = new SentRequests(path -> path.endsWith("/poddisruptionbudgets"));
+        AtomicInteger evictions = sent.evictions;
+        AtomicInteger budgetLists = sent.lists;
+        List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (KubernetesClient counting = bed.observedClient(sent::seen); DrainWatches watches = new DrainWatches(counting)) {
+            NodeDrainer drainer = new NodeDrainer(counting, answers::add, watches);
+            java.util.concurrent.Semaphore wakes = new java.util.concurrent.Semaphore(0);
+            Map<String, DrainResult> results = new java.util.LinkedHashMap<>();
+            Instant giveUp = Instant.now().plusSeconds(120);
+            for (String node : List.of(first, second)) {
+                results.put(node, drainer.step(node, DrainBed.options(), new DrainState(), null, Instant.now(), wakes::release));
+            }
+            while (!results.values().stream().allMatch(DrainResult::finished)) {
+                assertThat(Instant.now()).as("both drains finish; last reports: %s", results).isBefore(giveUp);
+                Instant next = results.values().stream().filter(r -> !r.finished()).map(DrainResult::nextCheckAt).min(Instant::compareTo).orElseThrow();
+                if (wakes.tryAcquire(Math.max(0, Duration.between(Instant.now(), next).toMillis()), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    wakes.drainPermits();
+                }
+                // As one reconcile steps every node in progress: each in turn, on one thread.
+                for (String node : List.of(first, second)) {
+                    DrainResult last = results.get(node);
+                    if (!last.finished()) {
+                        results.put(node, drainer.step(node, DrainBed.options(), last.state(), null, Instant.now(), wakes::release));
+                    }
+                }
+                if (!results.values().stream().allMatch(DrainResult::finished)) {
+                    assertThat(watches.budgetWatches()).as("the drains share one watch of the namespace's budgets").containsExactly(bed.namespace);
+                }
+            }
+
+            assertThat(results.values()).allSatisfy(r -> assertThat(r.outcome()).as(r.report()).isEqualTo(Outcome.DONE));
+            assertThat(answers).as("every eviction accepted: neither drain sent one the other had already spent the budget for")
+                    .containsOnly("evicted").hasSize(6);
+            assertThat(evictions.get()).isEqualTo(6);
+            // One list starts the shared watch (one more if it had to start over); a watch per drain would list twice.
+            assertThat(budgetLists.get()).as("lists of the budgets").isEqualTo(1);
+            assertThat(watches.watching()).isEmpty();
+            assertThat(watches.budgetWatches()).as("the budget watch stops with the last drain that read it").isEmpty();
+        }
+        assertThat(bed.podsOn(first)).isEmpty();
+        assertThat(bed.podsOn(second)).isEmpty();
     }
 
     @Test
@@ -450,5 +505,26 @@ class DrainIT {
     private static Set<String> uids(List<Pod> pods, String app) {
         return pods.stream().filter(p -> app == null || app.equals(p.getMetadata().getLabels().get("app")))
                 .map(p -> p.getMetadata().getUid()).collect(Collectors.toSet());
+    }
+
+    /** Eviction POSTs, and lists (not watches) of the paths {@code listed} accepts, as a client sends them. */
+    private static final class SentRequests {
+        final AtomicInteger evictions = new AtomicInteger();
+        final AtomicInteger lists = new AtomicInteger();
+        private final java.util.function.Predicate<String> listed;
+
+        SentRequests(java.util.function.Predicate<String> listed) {
+            this.listed = listed;
+        }
+
+        void seen(io.fabric8.kubernetes.client.http.HttpRequest request) {
+            String path = request.uri().getPath();
+            String query = request.uri().getQuery() == null ? "" : request.uri().getQuery();
+            if (path.endsWith("/eviction")) {
+                evictions.incrementAndGet();
+            } else if (listed.test(path) && !query.contains("watch=true")) {
+                lists.incrementAndGet();
+            }
+        }
     }
 }
