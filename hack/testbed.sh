@@ -186,7 +186,11 @@ cmd_up() { # name workers
   for component in kube-apiserver etcd controller kube-controller-manager kube-scheduler; do
     ports+=("--$component-port" "$(OWN_PORTS="$OWN_PORTS${ports[*]:-} " own_port)")
   done
-  kwokctl create cluster --name "$name" --runtime binary --kubeconfig "$kubeconfig" "${ports[@]}" \
+  # etcd's peer port has no flag, only the configuration (read from stdin): left to kwokctl, a bed created
+  # while this one's etcd is stopped took it, and etcd could not start again (ScaleDownOutageIT, etcd case).
+  local peer; peer=$(OWN_PORTS="$OWN_PORTS${ports[*]} " own_port)
+  printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %s\n' "$peer" |
+  kwokctl create cluster --config - --name "$name" --runtime binary --kubeconfig "$kubeconfig" "${ports[@]}" \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-controller-manager-binary "$BIN/kube-controller-manager" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
