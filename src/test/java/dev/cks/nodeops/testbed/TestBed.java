@@ -343,6 +343,8 @@ public final class TestBed implements AutoCloseable {
         runQuietly("bash", "hack/testbed.sh", "start-component", CLUSTER, component);
         Instant answered = awaitApiServerReady(component);
         awaitKwokCaughtUp();
+        System.out.printf("[testbed] KWOK ran a new node's pod %d s after the API server answered again%n",
+                Duration.between(answered, Instant.now()).toSeconds());
         return answered;
     }
 
