@@ -111,7 +111,16 @@ build_installable() { # name module-path version
   mv "$BIN/.gobin/$1" "$BIN/$1"
 }
 
-cmd_build() {
+# Test runs side by side may each find a binary missing: one builds while the others wait, then reuse it
+# (two at once would write the same wrapper module and binaries). The lock is held for the build only.
+with_build_lock() {
+  mkdir -p "$CACHE_ROOT"
+  ( flock 9 && "$@" ) 9>"$CACHE_ROOT/build.lock"
+}
+
+cmd_build() { with_build_lock build_bed; }
+
+build_bed() {
   command -v go >/dev/null || { echo "testbed: Go is needed to build the test bed (Go >= 1.24 with access to the Go module proxy)" >&2; exit 1; }
   mkdir -p "$BIN"
   local missing=0
@@ -214,15 +223,19 @@ cmd_down() {
   kwokctl delete cluster --name "$name" --kubeconfig "$CLUSTERS/$name.kubeconfig" >&2 || true
 }
 
-cmd_build_real() {
-  cmd_build
+cmd_build_real() { with_build_lock build_real; }
+
+build_real() {
+  build_bed
   build_kubernetes kubelet kube-proxy kubeadm
 }
 
 # A node's binaries at K8S_VERSION alone, e.g. an older kubelet for the real node to be upgraded from;
 # with --control-plane also the control plane's (a kubeadm node of an older minor, to be upgraded by
 # `kubeadm upgrade apply`). etcd, kwok and helm stay the bed's own.
-cmd_build_node() {
+cmd_build_node() { with_build_lock build_node "$@"; }
+
+build_node() {
   mkdir -p "$BIN"
   if [ "${1:-}" = --control-plane ]; then
     build_kubernetes kubelet kubeadm kube-proxy kube-apiserver kube-controller-manager kube-scheduler kubectl

@@ -60,7 +60,7 @@ public class CloudStackAccess {
     private static final class ClientFromSecret implements Supplier<CloudStackClient> {
         private final KubernetesClient kubernetes;
         private final OperatorSettings.CloudStack settings;
-        private final MeterRegistry registry;
+        private final CloudStackApiMetrics metrics;
         private final Clock clock;
         private CloudStackClient client;
         private String clientSecretVersion;
@@ -68,7 +68,7 @@ public class CloudStackAccess {
         ClientFromSecret(KubernetesClient kubernetes, OperatorSettings.CloudStack settings, MeterRegistry registry, Clock clock) {
             this.kubernetes = kubernetes;
             this.settings = settings;
-            this.registry = registry;
+            this.metrics = new CloudStackApiMetrics(registry);
             this.clock = clock;
         }
 
@@ -89,7 +89,7 @@ public class CloudStackAccess {
                 } catch (IllegalArgumentException unusable) {
                     throw new Unavailable(unusable.getMessage());
                 }
-                client = new CloudStackClient(credentials, clientSettings(settings), registry, clock, Sleeper.REAL);
+                client = new CloudStackClient(credentials, clientSettings(settings), metrics, clock, Sleeper.REAL, CloudStackClient.RANDOM_JITTER);
                 clientSecretVersion = version;
             }
             return client;

@@ -1,9 +1,11 @@
 package dev.cks.nodeops.cloudstack;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@code cloudstack.api.requests{command,outcome}} (Prometheus:
@@ -19,24 +21,23 @@ public final class CloudStackApiMetrics {
     public static final String JOBS = "cloudstack.api.jobs";
     public static final String CREDENTIALS_REJECTED = "cloudstack.api.credentials.rejected";
 
-    /**
-     * 1 from a request CloudStack refused as unauthenticated (errorcode 401: wrong keys, or a clock too far
-     * off for the signature) until a request succeeds. One per process: every client uses the same keys.
-     */
-    private static final java.util.concurrent.atomic.AtomicInteger CREDENTIALS_STATE = new java.util.concurrent.atomic.AtomicInteger();
-
     public static final String SUCCESS = "success";
 
     private final MeterRegistry registry;
 
+    /**
+     * 1 from a request CloudStack refused as unauthenticated (errorcode 401: wrong keys, or a clock too far
+     * off for the signature) until a request succeeds.
+     */
+    private final AtomicInteger credentialsRejected = new AtomicInteger();
+
+    /**
+     * One per registry and process, shared by the clients built one after the other as the keys' Secret
+     * changes: a registry keeps the first gauge of a name, so a second instance's state would not be exported.
+     */
     public CloudStackApiMetrics(MeterRegistry registry) {
         this.registry = registry;
-        // A client is built again when the Secret changes; the gauge reads the one process-wide state, so it is
-        // registered once (a second registration is ignored, with a warning in the log at every key rotation).
-        if (registry.find(CREDENTIALS_REJECTED).gauge() != null) {
-            return;
-        }
-        io.micrometer.core.instrument.Gauge.builder(CREDENTIALS_REJECTED, CREDENTIALS_STATE, java.util.concurrent.atomic.AtomicInteger::get)
+        Gauge.builder(CREDENTIALS_REJECTED, credentialsRejected, AtomicInteger::get)
                 .description("1 while CloudStack rejects the operator's API keys (errorcode 401)").strongReference(true).register(registry);
     }
 
@@ -48,7 +49,7 @@ public final class CloudStackApiMetrics {
                 .register(registry)
                 .record(duration);
         if (SUCCESS.equals(outcome)) {
-            CREDENTIALS_STATE.set(0);
+            credentialsRejected.set(0);
         }
     }
 
@@ -72,7 +73,7 @@ public final class CloudStackApiMetrics {
                 .tag("errorcode", errorCode == null ? "none" : errorCode.toString())
                 .register(registry).increment();
         if (errorCode != null && errorCode == CloudStackException.UNAUTHORIZED) {
-            CREDENTIALS_STATE.set(1);
+            credentialsRejected.set(1);
         }
     }
 

@@ -45,6 +45,9 @@ public final class CloudStackClient {
     private final DoubleSupplier jitter;
     private final SecretRedactor redactor;
 
+    /** The random half of each backoff ({@link RetryPolicy#backoffBefore}) that keeps replicas out of lock step. */
+    static final DoubleSupplier RANDOM_JITTER = () -> ThreadLocalRandom.current().nextDouble();
+
     /** How long listCapabilities' answer is trusted: the settings behind it can change at any time, but rarely do. */
     static final Duration CAPABILITIES_TTL = Duration.ofMinutes(10);
 
@@ -64,11 +67,17 @@ public final class CloudStackClient {
 
     public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
             MeterRegistry registry, Clock clock, Sleeper sleeper) {
-        this(credentials, settings, registry, clock, sleeper, () -> ThreadLocalRandom.current().nextDouble());
+        this(credentials, settings, registry, clock, sleeper, RANDOM_JITTER);
     }
 
     public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
             MeterRegistry registry, Clock clock, Sleeper sleeper, DoubleSupplier jitter) {
+        this(credentials, settings, new CloudStackApiMetrics(registry), clock, sleeper, jitter);
+    }
+
+    /** @param metrics the process's one set of CloudStack metrics, which outlives a client built for the keys before a rotation */
+    public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
+            CloudStackApiMetrics metrics, Clock clock, Sleeper sleeper, DoubleSupplier jitter) {
         this.credentials = credentials;
         this.settings = settings;
         this.apiUrl = HttpUrl.parse(credentials.apiUrl());
@@ -77,7 +86,7 @@ public final class CloudStackClient {
         }
         this.readHttp = CloudStackHttpClients.create(credentials, settings);
         this.writeHttp = CloudStackHttpClients.forWrites(readHttp);
-        this.metrics = new CloudStackApiMetrics(registry);
+        this.metrics = metrics;
         this.clock = clock;
         this.sleeper = sleeper;
         this.jitter = jitter;

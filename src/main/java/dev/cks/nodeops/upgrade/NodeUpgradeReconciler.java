@@ -69,12 +69,12 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     private final NodeCache nodeCache;
     /**
      * The state of the upgrade's own nodes that the rollout counts against maxUnavailable (Ready, cordoned, by
-     * whom), read in every reconcile: from the Node informer's cache once the event sources exist, so that a
-     * reconcile costs no list of every Node of the cluster (two pages of 500 at 1,000 nodes, each reconcile of
-     * a running upgrade). The cache lags a change by the watch's delay, as a list read just before that change
-     * would. Until then (and in tests without event sources) read through {@link NodeWork#node}.
+     * whom), read in every reconcile: from the Node informer's cache, so that a reconcile costs no list of every
+     * Node of the cluster (two pages of 500 at 1,000 nodes, each reconcile of a running upgrade). The cache lags
+     * a change by the watch's delay, as a list read just before that change would. Tests without the cache read
+     * through {@link NodeWork#node}.
      */
-    private volatile Function<String, Optional<Node>> rolloutNode;
+    private final Function<String, Optional<Node>> rolloutNode;
 
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
@@ -99,14 +99,13 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         this.store = ports.store();
         this.jobStep = new UpgradeJobStep(jobs, new CloudStackIsoExecutor(cloudStack), recorder, store, settings);
         this.pipeline = new NodeUpgradePipeline(settings, work, recorder, store, jobStep);
-        this.rolloutNode = work::node;
+        this.rolloutNode = nodeCache == null ? work::node : nodeCache::get;
     }
 
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
         store.writeAs(context.getControllerConfiguration().fieldManager());
         List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(UpgradeEventSources.prepare(context, settings, nodeCache));
-        rolloutNode = nodeCache::get;
         sources.add(new DrainWakeups<>(work));
         return sources;
     }
