@@ -195,23 +195,28 @@ public final class DrainWatches implements AutoCloseable {
          * {@value NodeDrainer#MAX_NAMESPACES_LISTED_ONE_BY_ONE} namespaces are involved.
          */
         synchronized Map<String, List<PodDisruptionBudget>> read(NodeWatch reader, Set<String> namespaces, Instant now) {
-            readers.computeIfAbsent(reader, r -> new TreeSet<>()).addAll(namespaces);
             Set<String> missing = new TreeSet<>(namespaces);
             missing.removeAll(informers.keySet());
-            if (!informers.containsKey(ALL_NAMESPACES) && !missing.isEmpty()) {
-                if (informers.size() + missing.size() > NodeDrainer.MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
-                    SharedIndexInformer<PodDisruptionBudget> all = started(
-                            client.policy().v1().podDisruptionBudget().inAnyNamespace().runnableInformer(0), new BudgetWakes(),
-                            "the PodDisruptionBudgets of all namespaces");
-                    informers.values().forEach(SharedIndexInformer::stop);
-                    informers.clear();
-                    informers.put(ALL_NAMESPACES, all);
-                } else {
-                    for (String namespace : missing) {
-                        informers.put(namespace, started(client.policy().v1().podDisruptionBudget().inNamespace(namespace).runnableInformer(0),
-                                new BudgetWakes(), "the PodDisruptionBudgets of namespace " + namespace));
+            try {
+                if (!informers.containsKey(ALL_NAMESPACES) && !missing.isEmpty()) {
+                    if (informers.size() + missing.size() > NodeDrainer.MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
+                        SharedIndexInformer<PodDisruptionBudget> all = started(
+                                client.policy().v1().podDisruptionBudget().inAnyNamespace().runnableInformer(0), new BudgetWakes(),
+                                "the PodDisruptionBudgets of all namespaces");
+                        informers.values().forEach(SharedIndexInformer::stop);
+                        informers.clear();
+                        informers.put(ALL_NAMESPACES, all);
+                    } else {
+                        for (String namespace : missing) {
+                            informers.put(namespace, started(client.policy().v1().podDisruptionBudget().inNamespace(namespace).runnableInformer(0),
+                                    new BudgetWakes(), "the PodDisruptionBudgets of namespace " + namespace));
+                        }
                     }
                 }
+            } finally {
+                // Only namespaces whose watch runs: one that could not start is tried again at the reader's next step.
+                namespaces.stream().filter(n -> informers.containsKey(n) || informers.containsKey(ALL_NAMESPACES))
+                        .forEach(readers.computeIfAbsent(reader, r -> new TreeSet<>())::add);
             }
             Map<String, List<PodDisruptionBudget>> byNamespace = new LinkedHashMap<>();
             namespaces.stream().sorted().forEach(n -> byNamespace.put(n, new ArrayList<>()));
