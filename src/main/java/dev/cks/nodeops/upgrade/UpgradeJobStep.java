@@ -37,6 +37,10 @@ final class UpgradeJobStep {
     static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
     static final String ANSWER_LOST = "CloudStackAnswerLost";
+    static final String UPGRADE_POD_NOT_RUNNING = "UpgradePodNotRunning";
+    /** How long an upgrade Job's pod may take to start (an image pull among it) before the wait is named as one. */
+    static final Duration POD_START_GRACE = Duration.ofMinutes(2);
+    static final Duration POD_RECHECK = Duration.ofSeconds(15);
     /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
     static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
 
@@ -139,8 +143,7 @@ final class UpgradeJobStep {
                     return createJob(upgrade, node, namespace, jobName, now);
                 }
                 if (UpgradeJob.outcome(job.get()) instanceof UpgradeJob.Running) {
-                    recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
-                    return new Continue(Step.onEvent());
+                    return jobRuns(upgrade, node, job.get(), now);
                 }
                 if (usesIso) {
                     // Detached whether the Job worked or not: a VM keeps no CD-ROM of ours.
@@ -476,6 +479,33 @@ final class UpgradeJobStep {
                 yield new Continue(Step.after(JobWait.FIRST_POLL));
             }
         };
+    }
+
+    /**
+     * The Job is active: its end (a Job event) moves the node on. Until its pod runs, the pod is looked at
+     * every {@link #POD_RECHECK} (a pod's changes do not wake the upgrade), and a pod that cannot start, or
+     * has not started within {@link #POD_START_GRACE}, is named in the Waiting condition: otherwise the node
+     * would sit cordoned in Upgrading, saying nothing, until the Job's activeDeadlineSeconds.
+     */
+    private Outcome jobRuns(NodeUpgrade upgrade, UpgradeNodeStatus node, Job job, Instant now) {
+        String namespace = job.getMetadata().getNamespace();
+        String jobName = job.getMetadata().getName();
+        String upgrading = "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ")";
+        UpgradePod.State pod = UpgradePod.startedByJobStatus(job) ? new UpgradePod.Started()
+                : UpgradePod.of(jobs.pods(namespace, jobName), () -> jobs.failedCreate(namespace, jobName));
+        if (!(pod instanceof UpgradePod.NotRunning notRunning)) {
+            recorder.progressing(upgrade, "Upgrading", upgrading + ".", now);
+            return new Continue(Step.onEvent());
+        }
+        Instant since = node.getStepStartedAt() == null ? now : Timestamps.parse(node.getStepStartedAt());
+        if (notRunning.stuck() || !now.isBefore(since.plus(POD_START_GRACE))) {
+            recorder.waiting(upgrade, UPGRADE_POD_NOT_RUNNING, "The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName()
+                    + " has not run since " + Timestamps.format(since) + ": " + notRunning.why() + ". The node stays cordoned; if the pod never runs,"
+                    + " the Job fails after its " + upgrade.getSpec().getExecutor().getJobTimeoutSeconds() + " s (jobTimeoutSeconds) and the node is given back.", now);
+        } else {
+            recorder.progressing(upgrade, "Upgrading", upgrading + ": " + notRunning.why() + ".", now);
+        }
+        return new Continue(Step.after(POD_RECHECK));
     }
 
     private Outcome jobOutcome(Optional<Job> job, String namespace, String jobName, UpgradeNodeStatus node) {

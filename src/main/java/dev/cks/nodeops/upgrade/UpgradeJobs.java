@@ -8,6 +8,7 @@ import java.util.Optional;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -42,6 +43,12 @@ interface UpgradeJobs {
     /** The end of the log of the Job's newest pod; empty when there is none or it cannot be read. */
     String logTail(String namespace, String jobName);
 
+    /** The Job's pods (by the label the Job controller gives them). */
+    List<Pod> pods(String namespace, String jobName);
+
+    /** The message of the Job controller's latest FailedCreate event for the Job: why it could not make its pod. */
+    Optional<String> failedCreate(String namespace, String jobName);
+
     /** The data of a ConfigMap in the operator's namespace; empty when it does not exist. */
     Optional<Map<String, String>> configMapData(String namespace, String name);
 
@@ -55,6 +62,8 @@ interface UpgradeJobs {
     final class OnApiServer implements UpgradeJobs {
         private static final Logger LOG = Logger.getLogger(UpgradeJobs.class);
         private static final int LOG_LINES = 60;
+        /** Set by the Job controller on every pod of a Job. */
+        private static final String JOB_NAME_LABEL = "job-name";
         private final KubernetesClient client;
 
         OnApiServer(KubernetesClient client) {
@@ -122,8 +131,7 @@ interface UpgradeJobs {
         @Override
         public String logTail(String namespace, String jobName) {
             try {
-                List<Pod> pods = client.pods().inNamespace(namespace).withLabel("job-name", jobName).list().getItems();
-                Optional<Pod> newest = pods.stream().max(Comparator.comparing(p -> p.getMetadata().getCreationTimestamp()));
+                Optional<Pod> newest = pods(namespace, jobName).stream().max(Comparator.comparing(p -> p.getMetadata().getCreationTimestamp()));
                 if (newest.isEmpty()) {
                     return "";
                 }
@@ -134,6 +142,25 @@ interface UpgradeJobs {
                 LOG.debugf("no log for Job %s/%s: %s", namespace, jobName, e.getMessage());
                 return "";
             }
+        }
+
+        @Override
+        public List<Pod> pods(String namespace, String jobName) {
+            return client.pods().inNamespace(namespace).withLabel(JOB_NAME_LABEL, jobName).list().getItems();
+        }
+
+        @Override
+        public Optional<String> failedCreate(String namespace, String jobName) {
+            return client.v1().events().inNamespace(namespace)
+                    .withFields(Map.of("involvedObject.kind", "Job", "involvedObject.name", jobName, "reason", "FailedCreate")).list().getItems()
+                    .stream().max(Comparator.comparing(OnApiServer::lastSeen)).map(Event::getMessage);
+        }
+
+        /** Events of a series carry the last time in lastTimestamp; events.k8s.io writers only eventTime. */
+        private static String lastSeen(Event event) {
+            String last = event.getLastTimestamp() != null ? event.getLastTimestamp()
+                    : event.getEventTime() != null ? event.getEventTime().getTime() : event.getMetadata().getCreationTimestamp();
+            return last == null ? "" : last;
         }
 
         @Override

@@ -39,6 +39,8 @@ public final class TestBed implements AutoCloseable {
     /** The chart installed as release `cks-node-operator` names its ServiceAccount like this. */
     public static final String OPERATOR_SERVICE_ACCOUNT = "cks-node-operator";
     private static final String NOT_READY_TAINT = "node.kubernetes.io/not-ready";
+    /** The kubelet version the bed's KWOK nodes report unless a test gives another (the bed's own Kubernetes). */
+    public static final String NODE_VERSION = "v1.35.4";
     static final String AUDIT_POLICY = "src/test/resources/audit/operator-calls-policy.yaml";
     static final String CHART = "deploy/helm/cks-node-operator";
     /** Every CloudStack Secret the operator's RBAC was rendered for: each fixture has its own. */
@@ -252,11 +254,11 @@ public final class TestBed implements AutoCloseable {
 
     /** A new KWOK worker named like a CKS node (`<cluster>-node-<hex>`), Ready before this returns. */
     public Node addWorker(String cluster) {
-        return addNode(cluster, false, "v1.35.4");
+        return addNode(cluster, false, NODE_VERSION);
     }
 
     public Node addControlPlane(String cluster) {
-        return addNode(cluster, true, "v1.35.4");
+        return addNode(cluster, true, NODE_VERSION);
     }
 
     public Node addNode(String cluster, boolean controlPlane, String kubeletVersion) {
@@ -379,7 +381,7 @@ public final class TestBed implements AutoCloseable {
      */
     private void awaitKwokCaughtUp() {
         // Not waited Ready: the probe's pod names its node, and KWOK runs it once it has seen the node's Lease.
-        String node = createNode("kwok-probe", false, "v1.35.4");
+        String node = createNode("kwok-probe", false, NODE_VERSION);
         Resource<Pod> pod = client.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata().withName(node).endMetadata()
                 .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("registry.invalid/probe:1").endContainer().endSpec().build());
         pod.create();

@@ -6,11 +6,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobConditionBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
 
-/** Upgrade Jobs in memory: created Jobs stay running until the test finishes them. */
+/** Upgrade Jobs in memory: created Jobs run (their pod ready) until the test finishes them. */
 final class FakeUpgradeJobs implements UpgradeJobs {
     final Map<String, Job> jobs = new LinkedHashMap<>();
     final List<String> created = new ArrayList<>();
@@ -27,7 +28,25 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     @Override
     public void create(Job job) {
         created.add(job.getMetadata().getName());
+        if (podsRun) {
+            job.setStatus(new JobStatusBuilder().withActive(1).withReady(1).build());
+        }
         jobs.putIfAbsent(job.getMetadata().getName(), job);
+    }
+
+    /** Whether the pods of the Jobs created from now on run; when not, {@link #pods} are those of the Job. */
+    boolean podsRun = true;
+    final Map<String, List<Pod>> pods = new LinkedHashMap<>();
+    final Map<String, String> failedCreate = new LinkedHashMap<>();
+
+    @Override
+    public List<Pod> pods(String namespace, String jobName) {
+        return pods.getOrDefault(jobName, List.of());
+    }
+
+    @Override
+    public Optional<String> failedCreate(String namespace, String jobName) {
+        return Optional.ofNullable(failedCreate.get(jobName));
     }
 
     /** What the API server would say to the next Jobs' dry runs; empty: admitted. */

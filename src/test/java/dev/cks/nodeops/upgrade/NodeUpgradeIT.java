@@ -248,6 +248,29 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
     }
 
     @Test
+    void anUpgradeJobThatCannotMakeItsPodIsNamedInTheWaitingConditionAndTheNodeGoesOnOnceItCan() {
+        String w1 = bed.worker(FROM);
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-nopod", script(), spec -> { });
+            NodeUpgrade waiting = bed.await("nu-nopod", Duration.ofSeconds(90), u -> Conditions.find(u.getStatus().getConditions(), Conditions.WAITING)
+                    .filter(c -> UpgradeJobStep.UPGRADE_POD_NOT_RUNNING.equals(c.getReason())).isPresent());
+
+            UpgradeNodeStatus node = nodeStatus(waiting, w1);
+            assertThat(Conditions.find(waiting.getStatus().getConditions(), Conditions.WAITING)).get().satisfies(c -> assertThat(c.getMessage())
+                    .contains("The upgrade Job " + TestBed.OPERATOR_NAMESPACE + "/" + node.getJobName() + " of node " + w1)
+                    .contains("its pod could not be created").contains("the test holds pods off node " + w1));
+            assertThat(waiting.getStatus().getPhase()).as("a wait with a node held").isEqualTo(NodeUpgradeStatus.Phase.Running);
+            assertThat(node.getPhase()).isEqualTo(Phase.Upgrading);
+            assertThat(Boolean.TRUE.equals(bed.node(w1).getSpec().getUnschedulable())).isTrue();
+        }
+        // The Job controller tries again (backing off up to a minute): KWOK runs the pod and the Job completes.
+        NodeUpgrade done = bed.await("nu-nopod", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+        assertThat(Conditions.find(done.getStatus().getConditions(), Conditions.WAITING)).isEmpty();
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
+        bed.assertReleased(w1, false);
+    }
+
+    @Test
     void aNodeThatWentNotReadyAfterItsUpgradeIsUpgradedAgainOnRetry() {
         List<String> workers = bed.twoWorkersInPlanOrder(FROM);
         String w1 = workers.get(0);

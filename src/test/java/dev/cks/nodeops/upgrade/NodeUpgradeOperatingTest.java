@@ -114,7 +114,7 @@ class NodeUpgradeOperatingTest {
     /** A succeeded Job brings its node back Ready at the target; kubeadm upgrade apply takes the API server along. */
     private void playKubelets() {
         recordCordons();
-        jobs.jobs.values().stream().filter(job -> job.getStatus() == null).toList().forEach(job -> {
+        jobs.jobs.values().stream().filter(job -> UpgradeJob.outcome(job) instanceof UpgradeJob.Running).toList().forEach(job -> {
             String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
             boolean succeeds = !failingJobs.contains(node);
             jobs.finish(node, succeeds);

@@ -34,6 +34,7 @@ import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
+import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.KillPoint;
@@ -52,6 +53,9 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -142,7 +146,7 @@ class NodeUpgradeReconcilerTest {
         if (!jobsFinish) {
             return;
         }
-        jobs.jobs.values().stream().filter(job -> job.getStatus() == null).toList().forEach(job -> {
+        jobs.jobs.values().stream().filter(job -> UpgradeJob.outcome(job) instanceof UpgradeJob.Running).toList().forEach(job -> {
             String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
             boolean succeeds = !failingJobs.contains(node);
             jobs.finish(node, succeeds);
@@ -312,6 +316,47 @@ class NodeUpgradeReconcilerTest {
         assertThat(nodes.calls).doesNotContain("cordon " + W1);
         assertThat(jobs.created).hasSize(1);
         List.of(CONTROL, W1, W2).forEach(n -> assertThat(nodes.ours(n)).isEmpty());
+    }
+
+    @Test
+    void anUpgradePodThatDoesNotRunIsNamedInTheWaitingConditionUntilItRuns() {
+        jobs.podsRun = false;
+        jobsFinish = false;
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("the control plane's Job", s -> jobs.hasJob(CONTROL));
+        Job job = jobs.jobOf(CONTROL);
+        String jobName = job.getMetadata().getName();
+        Instant made = clock.instant();
+
+        reconcileUntil("a minute on", s -> clock.instant().isAfter(made.plusSeconds(60)));
+        assertThat(Conditions.find(upgrade.getStatus().getConditions(), Conditions.WAITING)).as("a pod not made yet is not a wait within the grace")
+                .isEmpty();
+        assertThat(upgrade.getStatus().getMessage()).contains("Job " + jobName).contains("it has made no pod yet");
+
+        String pod = jobName + "-x7k2p";
+        jobs.pods.put(jobName, List.of(new PodBuilder().withNewMetadata().withName(pod)
+                .withCreationTimestamp(Timestamps.format(made)).endMetadata().withNewStatus().withPhase("Pending").addNewContainerStatus()
+                .withName("upgrade").withNewState().withNewWaiting().withReason("ImagePullBackOff").withMessage("Back-off pulling image").endWaiting()
+                .endState().endContainerStatus().endStatus().build()));
+        NodeUpgradeStatus waiting = reconcileUntil("the pod named", s -> Conditions.find(s.getConditions(), Conditions.WAITING).isPresent());
+        assertThat(java.time.Duration.between(made, clock.instant())).as("looked at again within a recheck").isLessThanOrEqualTo(
+                java.time.Duration.ofSeconds(60).plus(UpgradeJobStep.POD_RECHECK).plus(UpgradeJobStep.POD_RECHECK));
+        assertThat(condition(Conditions.WAITING).getReason()).isEqualTo(UpgradeJobStep.UPGRADE_POD_NOT_RUNNING);
+        assertThat(condition(Conditions.WAITING).getMessage()).contains(settings.namespace() + "/" + jobName).contains(CONTROL)
+                .contains(pod + " cannot start its container: ImagePullBackOff (Back-off pulling image)").contains("1800 s (jobTimeoutSeconds)");
+        assertThat(waiting.getPhase()).as("a wait with a node held").isEqualTo(NodeUpgradeStatus.Phase.Running);
+        assertThat(node(CONTROL).getPhase()).isEqualTo(Phase.Upgrading);
+        assertThat(nodes.isCordoned(CONTROL)).isTrue();
+
+        Instant named = clock.instant();
+        reconcileUntil("a minute of further looks", s -> clock.instant().isAfter(named.plusSeconds(60)));
+        assertThat(events.all()).as("one event for the wait, not one per look").filteredOn(e -> e.message().contains(pod)).hasSize(1);
+
+        job.setStatus(new JobStatusBuilder().withActive(1).withReady(1).build());
+        reconcileUntil("the wait over", s -> Conditions.find(s.getConditions(), Conditions.WAITING).isEmpty());
+        assertThat(upgrade.getStatus().getMessage()).isEqualTo("Upgrading node " + CONTROL + " (Apply, Job " + jobName + ").");
+        jobsFinish = true;
+        assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
     }
 
     @Test
