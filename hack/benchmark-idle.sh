@@ -9,7 +9,7 @@
 # change to the operator or its JVM options measured side by side with what it replaces.
 #
 # Brings up a test bed named cksidle with NODES KWOK workers (default 1000), runs the operator from
-# the image's own Java runtime and jar (target/image/) as the image's entrypoint does, signed in as the
+# the image's own Java runtime, jar and class-data archive (target/image/) as the image's entrypoint does, signed in as the
 # chart's ServiceAccount (a token, the chart's RBAC), with
 # -XX:MaxRAM set to the chart's memory limit (what the JVM sees in that container), lets it idle for
 # 60 s after ready, and prints one line per run: time to ready, RSS, heap in use, heap after the last
@@ -21,12 +21,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 nodes=${1:-1000}
 runs=${2:-2}
 name=cksidle
+# The image's files: its Java runtime, its application as it is at /deployments (hack/image.sh's copy, with the
+# image's file times) and its class-data archive, which the image's runtime finds as its default and this
+# staged runtime is told where to find.
 java="$root/target/image/runtime/opt/java/bin/java"
-jar="$root/target/quarkus-app/quarkus-run.jar"
+jar="$root/target/image-cds/deployments/quarkus-run.jar"
+archive="$root/target/image/application/opt/java/lib/server/classes.jsa"
 limit=$(sed -n 's/^  limits: {memory: \([0-9]*\)Mi}$/\1/p' "$root/deploy/helm/cks-node-operator/values.yaml")
 image_options=$(sed -n 's/^ *JDK_JAVA_OPTIONS="\(.*\)"$/\1/p' "$root/Dockerfile")
 image_arenas=$(sed -n 's/.*MALLOC_ARENA_MAX=\([0-9][0-9]*\).*/\1/p' "$root/Dockerfile")
-[ -x "$java" ] && [ -f "$jar" ] || { echo "build first: ./mvnw package -DskipTests && hack/image.sh" >&2; exit 1; }
+[ -x "$java" ] && [ -f "$jar" ] && [ -f "$archive" ] || { echo "build first: ./mvnw package -DskipTests && hack/image.sh" >&2; exit 1; }
 [ -n "$limit" ] || { echo "cannot read the chart's memory limit from values.yaml" >&2; exit 1; }
 [ -n "$image_options" ] && [ -n "$image_arenas" ] || { echo "cannot read the image's JVM options from the Dockerfile" >&2; exit 1; }
 
@@ -79,12 +83,12 @@ print("heap_used=%.0fMiB live_after_gc=%.0fMiB metaspace=%.0fMiB gc=%d/%.2fs(%s)
       % (f["used"] / 2**20, f["after"] / 2**20, f["meta"] / 2**20, f["gcs"], f["pauses"], share))'
 }
 
-measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default), jar
-  local label=$1 options=$2 arenas=$3 jar=$4 port=$((20000 + RANDOM % 10000))
+measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default), jar, JVM options of the run
+  local label=$1 options=$2 arenas=$3 jar=$4 extra=${5:-} port=$((20000 + RANDOM % 10000))
   kubectl -n cks-node-operator delete lease --all >/dev/null 2>&1 || true # no wait for the last run's Lease
   local load_before; load_before=$(cut -d' ' -f1 /proc/loadavg)
   local start; start=$(date +%s%N)
-  env ${arenas:+MALLOC_ARENA_MAX=$arenas} KUBECONFIG="$operator_kubeconfig" JDK_JAVA_OPTIONS="$options" "$java" -XX:MaxRAM=${limit}m -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
+  env ${arenas:+MALLOC_ARENA_MAX=$arenas} KUBECONFIG="$operator_kubeconfig" JDK_JAVA_OPTIONS="$options" "$java" -XX:MaxRAM=${limit}m $extra -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
     -Dquarkus.http.port=$port -Dcks.namespace=cks-node-operator -Dquarkus.log.level=WARN -jar "$jar" \
     > "$root/target/benchmark-idle-$label.log" 2>&1 &
   local pid=$!
@@ -106,8 +110,9 @@ busiest() { top -b -n 2 -d 2 -w 200 | awk '/^top -/ {i++} i == 2 && $1 ~ /^[0-9]
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"
 [ -z "${BASELINE_APP:-}" ] || [ -f "$BASELINE_APP/quarkus-run.jar" ] || { echo "no quarkus-run.jar in BASELINE_APP=$BASELINE_APP" >&2; exit 1; }
 for run in $(seq "$runs"); do
-  measure old "-XX:MaxRAMPercentage=75" "" "$jar"
+  measure old "-XX:MaxRAMPercentage=75" "" "$jar" "-XX:SharedArchiveFile=$archive"
+  # Another build's classes are not the archive's: the baseline runs without it.
   [ -z "${BASELINE_APP:-}" ] || measure baseline "${BASELINE_OPTIONS:-$image_options}" "$image_arenas" "$BASELINE_APP/quarkus-run.jar"
-  measure new "$image_options" "$image_arenas" "$jar"
+  measure new "$image_options" "$image_arenas" "$jar" "-XX:SharedArchiveFile=$archive"
 done
 echo "machine: load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"

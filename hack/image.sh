@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the operator's container image without a container engine, a registry or a network:
 # a jlink'ed Java runtime plus the glibc libraries it links, on an empty base, and the Quarkus
-# application in two more layers (dependencies, then the application itself, so an upgrade of
-# the operator usually ships one small layer).
+# application in two more layers (dependencies, then the application itself with its class-data
+# archive, so an upgrade of the operator that keeps its dependencies ships one layer).
 #
 #   ./mvnw package -DskipTests && hack/image.sh
+#   hack/image.sh --train    # first rewrites hack/image.classlist (after a dependency change)
 #
 # Writes, for IMAGE (default cks-node-operator:<chart appVersion>):
 #   target/cks-node-operator-<tag>.oci.tar     an OCI image layout (skopeo: oci-archive:…)
@@ -14,7 +15,19 @@
 # The build is reproducible: the same application and JDK give the same image digest. File
 # times, owners and the image's creation time come from SOURCE_DATE_EPOCH (default: the time of
 # the last commit), layers are tarred in name order and gzipped without a name or time.
-# It needs a JDK with jmods (JAVA_HOME, or the java on PATH), GNU tar, gzip and sha256sum.
+# The runtime is jlinked from a JDK 25 or newer (IMAGE_JDK, else JAVA_HOME or the java on PATH if they are
+# one, else one under /usr/lib/jvm), whatever JDK builds the application: its class-data archive (below)
+# is the same file dump after dump, which Java 17's is not (docs/benchmarks.md, "Start-up beside 1,000
+# Nodes"). It needs GNU tar, gzip and sha256sum.
+#
+# The class-data archive: the classes the operator loads until it is ready (JDK, Quarkus, Fabric8,
+# Jackson, Vert.x...) parsed and laid out ahead of time, the runtime's default archive
+# (/opt/java/lib/server/classes.jsa, so no JVM option can lose it), in the application layer as it
+# changes with the application. Its input is the committed class list hack/image.classlist: a training run
+# decides which classes load, and two training runs differ by a few classes, so the list is written once
+# by --train (the operator started offline, against an API address that refuses connections) and then
+# read by every build. The dump runs in the interpreter with a fixed heap (as the JDK's own
+# reproducibility test does). A list that names jars the application no longer has fails the build.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,9 +52,20 @@ malloc_arenas=$(sed -n 's/.*MALLOC_ARENA_MAX=\([0-9][0-9]*\).*/\1/p' "$root/Dock
 [ -n "$java_options" ] && [ -n "$malloc_arenas" ] || fail "cannot read JDK_JAVA_OPTIONS and MALLOC_ARENA_MAX from the Dockerfile"
 
 [ -f "$app/quarkus-run.jar" ] || fail "no $app/quarkus-run.jar: build the application first (./mvnw package -DskipTests)"
-java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
-[ -x "$java_home/bin/jlink" ] && [ -d "$java_home/jmods" ] \
-  || fail "$java_home has no jlink or no jmods: set JAVA_HOME to a full JDK 17+"
+train=false
+[ "${1:-}" = --train ] && train=true
+classlist="$root/hack/image.classlist"
+# The major version of the JDK at $1, from its release file; empty when it is none.
+jdk_major() { sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null || true; }
+java_home=""
+path_jdk=$(command -v java >/dev/null && dirname "$(dirname "$(readlink -f "$(command -v java)")")" || true)
+for candidate in "${IMAGE_JDK:-}" "${JAVA_HOME:-}" "$path_jdk" /usr/lib/jvm/*; do
+  [ -n "$candidate" ] && [ -x "$candidate/bin/jlink" ] && [ "$(jdk_major "$candidate")" -ge 25 ] 2>/dev/null || continue
+  java_home=$candidate
+  break
+done
+[ -n "$java_home" ] || fail "no JDK 25 or newer with jlink found: set IMAGE_JDK to one"
+[ -n "${IMAGE_JDK:-}" ] && [ "$java_home" != "$IMAGE_JDK" ] && fail "IMAGE_JDK=$IMAGE_JDK is no JDK 25 or newer with jlink"
 for tool in tar gzip sha256sum; do command -v $tool >/dev/null || fail "$tool is needed"; done
 SOURCE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}"
 
@@ -50,7 +74,7 @@ mkdir -p "$stage/runtime" "$stage/dependencies/deployments" "$stage/application/
 
 say "jlink: a Java runtime from $java_home with $modules"
 "$java_home/bin/jlink" --add-modules "$modules" --strip-debug --no-man-pages --no-header-files \
-  --compress=2 --output "$stage/runtime/opt/java"
+  --compress=zip-6 --output "$stage/runtime/opt/java"
 # java.desktop is there for java.beans only: drop its native GUI, sound and font libraries, so
 # the image carries no X11, ALSA or FreeType libraries the operator never loads.
 (cd "$stage/runtime/opt/java/lib" && rm -f libawt_xawt.so libjawt.so libsplashscreen.so libjsound.so \
@@ -73,6 +97,43 @@ printf 'hosts: files dns\n' > "$stage/runtime/etc/nsswitch.conf"
 
 cp -r "$app/lib" "$stage/dependencies/deployments/"
 cp -r "$app/quarkus-run.jar" "$app/app" "$app/quarkus" "$stage/application/deployments/"
+
+# The application as it is at /deployments in the image (both layers), for the training and the dump only.
+cds="$root/target/image-cds"
+rm -rf "$cds"
+mkdir -p "$cds/deployments"
+cp -r "$stage/dependencies/deployments/." "$stage/application/deployments/." "$cds/deployments/"
+# The archive records the time and size of each jar on the class path, and the JVM compares them at start:
+# the image's files carry SOURCE_EPOCH.
+find "$cds/deployments" -exec touch -h -d "@$SOURCE_EPOCH" {} +
+java="$stage/runtime/opt/java/bin/java"
+if $train; then
+  say "training: the operator started against an API server address that refuses connections, for 15 s"
+  printf '%s\n' 'apiVersion: v1' 'kind: Config' 'clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]' \
+    'users: [{name: none, user: {token: training}}]' 'contexts: [{name: none, context: {cluster: none, user: none}}]' \
+    'current-context: none' > "$cds/refusing.kubeconfig"
+  (cd "$cds" && env KUBECONFIG="$cds/refusing.kubeconfig" JDK_JAVA_OPTIONS="$java_options" MALLOC_ARENA_MAX="$malloc_arenas" \
+    "$java" -XX:MaxRAM=512m -Xshare:off -XX:DumpLoadedClassList="$cds/trained.classlist" \
+    -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dquarkus.http.port=0 -Dcks.namespace=cks-node-operator \
+    -jar "$cds/deployments/quarkus-run.jar" > "$cds/training.log" 2>&1 & echo $! > "$cds/training.pid")
+  sleep 15
+  kill "$(cat "$cds/training.pid")"
+  # The image's paths, not this machine's.
+  { echo "# The classes of the image's class-data archive: written by hack/image.sh --train, read by every image build."
+    sed "s#source: $cds/deployments/#source: /deployments/#" "$cds/trained.classlist"; } > "$classlist"
+  say "wrote $classlist: $(grep -vc '^[#@]' "$classlist") classes"
+fi
+[ -f "$classlist" ] || fail "no $classlist: run hack/image.sh --train"
+missing=$(sed -n 's#.* source: /deployments/\([^ ]*\).*#\1#p' "$classlist" | sort -u | while read -r jar; do
+  [ -f "$cds/deployments/$jar" ] || echo "$jar"; done)
+[ -z "$missing" ] || fail "hack/image.classlist names jars the application no longer has (run hack/image.sh --train): $(echo $missing)"
+sed "s#source: /deployments/#source: $cds/deployments/#" "$classlist" > "$cds/classlist"
+say "class-data archive of $(grep -vc '^[#@]' "$classlist") classes"
+mkdir -p "$stage/application/opt/java/lib/server"
+# -Xint, the fixed heap and TLABs: what the JDK's test of a reproducible archive (DeterministicDump) runs with.
+"$java" -Xshare:dump -XX:SharedClassListFile="$cds/classlist" -XX:SharedArchiveFile="$stage/application/opt/java/lib/server/classes.jsa" \
+  -XX:+UseSerialGC -Xint -Xmx128m -Xms128m -Xmn64m -XX:-ResizeTLAB -cp "$cds/deployments/quarkus-run.jar" > "$cds/dump.log" 2>&1 \
+  || fail "the class-data dump failed: $(tail -5 "$cds/dump.log")"
 # Modes do not depend on the build machine's umask.
 chmod -R u+rwX,go+rX,go-w "$stage"
 chmod 1777 "$stage/runtime/tmp"
