@@ -117,7 +117,11 @@ if $train; then
     -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dquarkus.http.port=0 -Dcks.namespace=cks-node-operator \
     -jar "$cds/deployments/quarkus-run.jar" > "$cds/training.log" 2>&1 & echo $! > "$cds/training.pid")
   sleep 15
-  kill "$(cat "$cds/training.pid")"
+  # The list is written as classes load. An operator without its API server may not stop on SIGTERM.
+  training=$(cat "$cds/training.pid")
+  kill "$training"
+  for _ in $(seq 20); do kill -0 "$training" 2>/dev/null || break; sleep 1; done
+  kill -9 "$training" 2>/dev/null || true
   # The image's paths, not this machine's.
   { echo "# The classes of the image's class-data archive: written by hack/image.sh --train, read by every image build."
     sed "s#source: $cds/deployments/#source: /deployments/#" "$cds/trained.classlist"; } > "$classlist"
