@@ -4,6 +4,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import io.fabric8.kubernetes.api.model.ContainerStateWaiting;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -48,7 +49,7 @@ final class UpgradePod {
      * @param pods the Job's pods
      * @param failedCreate the message of the Job's latest FailedCreate event, read only when it has no pod
      */
-    static State of(List<Pod> pods, java.util.function.Supplier<Optional<String>> failedCreate) {
+    static State of(List<Pod> pods, Supplier<Optional<String>> failedCreate) {
         if (pods.stream().anyMatch(UpgradePod::ranOrRuns)) {
             return new Started();
         }
