@@ -117,7 +117,7 @@ if $train; then
     -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dquarkus.http.port=0 -Dcks.namespace=cks-node-operator \
     -jar "$cds/deployments/quarkus-run.jar" > "$cds/training.log" 2>&1 & echo $! > "$cds/training.pid")
   sleep 15
-  # The list is written as classes load. An operator without its API server may not stop on SIGTERM.
+  # The list is written as classes load; a run that has not stopped 20 s after SIGTERM is killed.
   training=$(cat "$cds/training.pid")
   kill "$training"
   for _ in $(seq 20); do kill -0 "$training" 2>/dev/null || break; sleep 1; done

@@ -18,6 +18,8 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -49,6 +51,8 @@ public class LeaderElection extends LeaderElectionConfiguration {
 
     static final String LEASE_NAME = "cks-node-operator-leader";
     /** The API's MicroTime (RFC 3339 with exactly six fractional digits), as a Lease's times are written. */
+    /** Each of the release's two calls (read, patch) gives up after this: a stop takes a few seconds at most. */
+    private static final int RELEASE_TIMEOUT_MILLIS = 3000;
     private static final DateTimeFormatter MICRO_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSX").withZone(ZoneOffset.UTC);
 
     @Inject
@@ -110,8 +114,12 @@ public class LeaderElection extends LeaderElectionConfiguration {
      * patch's precondition, so a Lease taken over meanwhile is left alone.
      */
     void releaseLease(@Observes @Priority(5000) ShutdownEvent event) {
-        // JOSDK closed the operator's client as it stopped: a short-lived one from the same configuration.
-        try (KubernetesClient releasing = new KubernetesClientBuilder().withConfig(client.getConfiguration()).build()) {
+        // JOSDK closed the operator's client as it stopped: a short-lived one from the same configuration,
+        // without its retries and with short timeouts, as the stop waits for this: with the API server gone,
+        // the operator's retrying client would keep the pod in its grace period until the kubelet kills it.
+        Config bounded = new ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0)
+                .withConnectionTimeout(RELEASE_TIMEOUT_MILLIS).withRequestTimeout(RELEASE_TIMEOUT_MILLIS).build();
+        try (KubernetesClient releasing = new KubernetesClientBuilder().withConfig(bounded).build()) {
             Lease lease = releasing.leases().inNamespace(namespace).withName(LEASE_NAME).get();
             if (lease == null || lease.getSpec() == null || !identity.equals(lease.getSpec().getHolderIdentity())) {
                 return;

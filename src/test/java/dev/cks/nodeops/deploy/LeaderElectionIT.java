@@ -11,6 +11,8 @@ import java.util.Map;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.scaledown.ScaleDown;
@@ -195,6 +197,42 @@ class LeaderElectionIT {
                 }
             } finally {
                 leader.kill();
+            }
+        }
+    }
+
+    /**
+     * SIGTERM while the API server cannot be reached (a pod stopped during a control-plane outage): the
+     * Lease cannot be given up, and the stop must not wait for it, else the kubelet waits out the pod's
+     * grace period (30 s by default) and kills it. Both ways an API server is gone: connections refused,
+     * and packets dropped (nothing answers). Production Lease timings, so the renew deadline does not halt it first.
+     */
+    @ParameterizedTest(name = "API server {0}")
+    @ValueSource(strings = {"refusing", "silent"})
+    void aLeaderStoppedWithSigtermWhileCutOffFromTheApiServerStillEndsPromptly(String outage, TestBed bed) throws Exception {
+        KubernetesClient client = bed.client();
+        String identity = "cut-sigterm-" + outage;
+        try (CloudStackFixture cloudStack = CloudStackFixture.forNodes(bed, "cut" + outage, "CloudManaged", List.of(bed.addControlPlane("cut" + outage)))) {
+            Map<String, String> properties = new HashMap<>(cloudStack.operatorProperties());
+            properties.putAll(Map.of("cks.leader-election.identity", identity, "cks.leader-election.lease-duration-seconds", "150",
+                    "cks.leader-election.renew-deadline-seconds", "120", "cks.leader-election.retry-period-seconds", "5"));
+            try (ApiPartition partition = new ApiPartition(bed, bed.operatorKubeconfig(properties), identity);
+                    OperatorProcess leader = OperatorProcess.start(bed, partition.kubeconfig(), identity, properties)) {
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> identity.equals(holder(client)));
+                if (outage.equals("silent")) {
+                    partition.silence();
+                } else {
+                    partition.cut();
+                }
+
+                // Two calls of at most 3 s each, and the rest of a normal stop (under a second here).
+                int status = leader.terminate(Duration.ofSeconds(10));
+
+                assertThat(status).as("a normal stop, not a halt for a lost Lease").isNotEqualTo(dev.cks.nodeops.common.LeaderElection.LOST_LEASE_EXIT_STATUS);
+                assertThat(leader.output()).doesNotContain("Lost the leader Lease").contains("Could not give the leader Lease up on shutdown");
+            } finally {
+                // The next test's operators must not wait out this one's 150 s Lease.
+                client.leases().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(LEASE).delete();
             }
         }
     }

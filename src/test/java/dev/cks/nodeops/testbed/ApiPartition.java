@@ -28,6 +28,7 @@ public final class ApiPartition implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private final AtomicInteger connections = new AtomicInteger();
     private volatile boolean cut;
+    private volatile boolean silent;
     private final Thread acceptor;
 
     /** A relay for the process that would use this kubeconfig; {@link #kubeconfig} is the same one through the relay. */
@@ -59,9 +60,19 @@ public final class ApiPartition implements AutoCloseable {
         connections.set(0);
     }
 
+    /**
+     * Answers nothing from now on, as when the API server's packets are dropped rather than refused: open
+     * connections stay open and carry nothing, new ones are accepted and never answered. Until {@link #heal}.
+     */
+    public void silence() {
+        silent = true;
+        connections.set(0);
+    }
+
     public void heal() {
         connections.set(0);
         cut = false;
+        silent = false;
     }
 
     /** Connections the process opened since the last {@link #cut} or {@link #heal}. */
@@ -76,6 +87,11 @@ public final class ApiPartition implements AutoCloseable {
                 connections.incrementAndGet();
                 if (cut) {
                     closeQuietly(client);
+                    continue;
+                }
+                if (silent) {
+                    // Kept (so not closed by the collector) and never read.
+                    open.add(client);
                     continue;
                 }
                 Socket api = new Socket();
@@ -95,8 +111,10 @@ public final class ApiPartition implements AutoCloseable {
             byte[] buffer = new byte[16384];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int read; (read = in.read(buffer)) >= 0;) {
-                    out.write(buffer, 0, read);
-                    out.flush();
+                    if (!silent) {
+                        out.write(buffer, 0, read);
+                        out.flush();
+                    }
                 }
             } catch (IOException e) {
                 // the other side went away
