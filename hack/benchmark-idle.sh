@@ -15,6 +15,10 @@
 # 60 s after ready, and prints one line per run: time to ready, RSS, heap in use, heap after the last
 # collection, metaspace, collections (count, pause time, its share of the uptime), CPU seconds (start
 # included), load average. The bed is torn down at the end.
+#
+# SPLIT_CPUS=1 runs the bed's control plane (API server, etcd, KWOK, controllers) on the first CPU and
+# the operator on the others, as in a cluster, where the operator's pod runs on a worker and the API
+# server on a control-plane node: the start-up then does not count the API server's CPU time twice.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,34 +40,19 @@ image_arenas=$(sed -n 's/.*MALLOC_ARENA_MAX=\([0-9][0-9]*\).*/\1/p' "$root/Docke
 
 kubeconfig=$("$root/hack/testbed.sh" up "$name" "$nodes" | tail -1)
 trap '"$root/hack/testbed.sh" down "$name" >/dev/null 2>&1 || true' EXIT
+operator_cpus=""
+if [ "${SPLIT_CPUS:-}" = 1 ]; then
+  [ "$(nproc)" -ge 2 ] || { echo "SPLIT_CPUS=1 needs 2 CPUs or more" >&2; exit 1; }
+  operator_cpus="1-$(( $(nproc) - 1 ))"
+  for pidfile in "$(dirname "$kubeconfig")/clusters/$name/pids/"*.pid; do
+    taskset -a -cp 0 "$(cat "$pidfile")" >/dev/null
+  done
+fi
 export KUBECONFIG="$kubeconfig"
-eval "$("$root/hack/testbed.sh" env "$name")" # the bed's kubectl and helm
-kubectl apply -f "$root/deploy/crds/" >/dev/null
-kubectl create namespace cks-node-operator >/dev/null 2>&1 || true
-
-# The operator signs in as the pod does: the chart's ServiceAccount, by token, with the chart's RBAC. The bed's
-# admin kubeconfig holds a client certificate, and building a client from one costs the start-up 0.1-0.2 s that
-# a pod never pays (the key goes through a PKCS#12 store, 10,000 PBKDF2 rounds each way).
-helm template cks-node-operator "$root/deploy/helm/cks-node-operator" -n cks-node-operator \
-  --kube-version "$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')" \
-  --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml | kubectl apply -f - >/dev/null
+eval "$("$root/hack/testbed.sh" env "$name")" # the bed's kubectl
+# The operator signs in as the pod does: the chart's ServiceAccount, by token, with the chart's RBAC.
 operator_kubeconfig="$root/target/benchmark-idle.kubeconfig"
-ca=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
-[ -n "$ca" ] || ca=$(base64 -w0 < "$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')")
-cat > "$operator_kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: bed
-  cluster: {server: "$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')", certificate-authority-data: "$ca"}
-users:
-- name: cks-node-operator
-  user: {token: "$(kubectl -n cks-node-operator create token cks-node-operator --duration 2h)"}
-contexts:
-- name: operator
-  context: {cluster: bed, user: cks-node-operator, namespace: cks-node-operator}
-current-context: operator
-EOF
+"$root/hack/testbed.sh" operator-kubeconfig "$name" "$operator_kubeconfig"
 
 # heap in use, heap after the last collection (MiB), metaspace (MiB) and collections (count, pause
 # seconds, share of the process's uptime), from the operator's Prometheus metrics
@@ -88,7 +77,7 @@ measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
   kubectl -n cks-node-operator delete lease --all >/dev/null 2>&1 || true # no wait for the last run's Lease
   local load_before; load_before=$(cut -d' ' -f1 /proc/loadavg)
   local start; start=$(date +%s%N)
-  env ${arenas:+MALLOC_ARENA_MAX=$arenas} KUBECONFIG="$operator_kubeconfig" JDK_JAVA_OPTIONS="$options" "$java" -XX:MaxRAM=${limit}m $extra -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
+  ${operator_cpus:+taskset -c $operator_cpus} env ${arenas:+MALLOC_ARENA_MAX=$arenas} KUBECONFIG="$operator_kubeconfig" JDK_JAVA_OPTIONS="$options" "$java" -XX:MaxRAM=${limit}m $extra -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
     -Dquarkus.http.port=$port -Dcks.namespace=cks-node-operator -Dquarkus.log.level=WARN -jar "$jar" \
     > "$root/target/benchmark-idle-$label.log" 2>&1 &
   local pid=$!
@@ -107,7 +96,7 @@ measure() { # label, JDK_JAVA_OPTIONS, MALLOC_ARENA_MAX (empty: glibc's default)
 
 # Start-up time says little without the machine's load: the busiest processes (CPU over 2 s), before and after.
 busiest() { top -b -n 2 -d 2 -w 200 | awk '/^top -/ {i++} i == 2 && $1 ~ /^[0-9]+$/ {printf "%s %s%%, ", $12, $9; if (++n == 5) exit}'; }
-echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"
+echo "machine: $(nproc) CPUs${operator_cpus:+ (control plane on CPU 0, operator on $operator_cpus)}, load $(cut -d' ' -f1-3 /proc/loadavg), busiest: $(busiest)"
 [ -z "${BASELINE_APP:-}" ] || [ -f "$BASELINE_APP/quarkus-run.jar" ] || { echo "no quarkus-run.jar in BASELINE_APP=$BASELINE_APP" >&2; exit 1; }
 for run in $(seq "$runs"); do
   measure old "-XX:MaxRAMPercentage=75" "" "$jar" "-XX:SharedArchiveFile=$archive"

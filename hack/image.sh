@@ -25,8 +25,8 @@
 # (/opt/java/lib/server/classes.jsa, so no JVM option can lose it), in the application layer as it
 # changes with the application. Its input is the committed class list hack/image.classlist: a training run
 # decides which classes load, and two training runs differ by a few classes, so the list is written once
-# by --train (the operator started offline, against an API address that refuses connections) and then
-# read by every build. The dump runs in the interpreter with a fixed heap (as the JDK's own
+# by --train (the operator started against a test bed, hack/testbed.sh, until ready) and then read by
+# every build. The dump runs in the interpreter with a fixed heap (as the JDK's own
 # reproducibility test does). A list that names jars the application no longer has fails the build.
 set -euo pipefail
 
@@ -108,17 +108,30 @@ cp -r "$stage/dependencies/deployments/." "$stage/application/deployments/." "$c
 find "$cds/deployments" -exec touch -h -d "@$SOURCE_EPOCH" {} +
 java="$stage/runtime/opt/java/bin/java"
 if $train; then
-  say "training: the operator started against an API server address that refuses connections, for 15 s"
-  printf '%s\n' 'apiVersion: v1' 'kind: Config' 'clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]' \
-    'users: [{name: none, user: {token: training}}]' 'contexts: [{name: none, context: {cluster: none, user: none}}]' \
-    'current-context: none' > "$cds/refusing.kubeconfig"
-  (cd "$cds" && env KUBECONFIG="$cds/refusing.kubeconfig" JDK_JAVA_OPTIONS="$java_options" MALLOC_ARENA_MAX="$malloc_arenas" \
+  # The classes loaded until the operator is ready and answers its probes and a scrape: with an API server
+  # to talk to (TLS, the first lists and watches, Node objects), which the start of every pod has too.
+  command -v curl >/dev/null || fail "curl is needed for the training"
+  bed=imagetrain
+  say "training: the operator started against a test bed ($bed), until ready and 5 s more"
+  "$root/hack/testbed.sh" up "$bed" 3 > "$cds/bed.log"
+  trap '"$root/hack/testbed.sh" down "$bed" >/dev/null 2>&1 || true' EXIT
+  "$root/hack/testbed.sh" operator-kubeconfig "$bed" "$cds/training.kubeconfig"
+  port=$((20000 + RANDOM % 10000))
+  (cd "$cds" && env KUBECONFIG="$cds/training.kubeconfig" JDK_JAVA_OPTIONS="$java_options" MALLOC_ARENA_MAX="$malloc_arenas" \
     "$java" -XX:MaxRAM=512m -Xshare:off -XX:DumpLoadedClassList="$cds/trained.classlist" \
-    -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dquarkus.http.port=0 -Dcks.namespace=cks-node-operator \
+    -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dquarkus.http.port=$port -Dcks.namespace=cks-node-operator \
     -jar "$cds/deployments/quarkus-run.jar" > "$cds/training.log" 2>&1 & echo $! > "$cds/training.pid")
-  sleep 15
-  # The list is written as classes load; a run that has not stopped 20 s after SIGTERM is killed.
   training=$(cat "$cds/training.pid")
+  for _ in $(seq 600); do
+    curl -sf "localhost:$port/q/health/ready" >/dev/null 2>&1 && break
+    kill -0 "$training" 2>/dev/null || fail "the training run exited: $(tail -5 "$cds/training.log")"
+    sleep 0.1
+  done
+  curl -sf "localhost:$port/q/health/ready" >/dev/null || { kill -9 "$training"; fail "the training run was not ready within 60 s: $cds/training.log"; }
+  sleep 5
+  curl -sf "localhost:$port/q/health/live" >/dev/null
+  curl -sf "localhost:$port/q/metrics" >/dev/null
+  # The list is written as classes load; a run that has not stopped 20 s after SIGTERM is killed.
   kill "$training"
   for _ in $(seq 20); do kill -0 "$training" 2>/dev/null || break; sleep 1; done
   kill -9 "$training" 2>/dev/null || true
