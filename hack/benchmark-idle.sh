@@ -18,7 +18,7 @@
 #
 # SPLIT_CPUS=1 runs the bed's control plane (API server, etcd, KWOK, controllers) on the first CPU and
 # the operator on the others, as in a cluster, where the operator's pod runs on a worker and the API
-# server on a control-plane node: the start-up then does not count the API server's CPU time twice.
+# server on a control-plane node, so neither takes CPU time from the other.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

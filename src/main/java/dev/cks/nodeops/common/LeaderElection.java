@@ -50,9 +50,9 @@ public class LeaderElection extends LeaderElectionConfiguration {
     private final String identity;
 
     static final String LEASE_NAME = "cks-node-operator-leader";
-    /** The API's MicroTime (RFC 3339 with exactly six fractional digits), as a Lease's times are written. */
     /** Each of the release's two calls (read, patch) gives up after this: a stop takes a few seconds at most. */
     private static final int RELEASE_TIMEOUT_MILLIS = 3000;
+    /** The API's MicroTime (RFC 3339 with exactly six fractional digits), as a Lease's times are written. */
     private static final DateTimeFormatter MICRO_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSX").withZone(ZoneOffset.UTC);
 
     @Inject

@@ -225,7 +225,7 @@ class LeaderElectionIT {
                     partition.cut();
                 }
 
-                // Two calls of at most 3 s each, and the rest of a normal stop (under a second here).
+                // The release's calls (3 s each at most), Quarkus's wait for Vert.x to close (3 s at most), the rest of a stop.
                 int status = leader.terminate(Duration.ofSeconds(10));
 
                 assertThat(status).as("a normal stop, not a halt for a lost Lease").isNotEqualTo(dev.cks.nodeops.common.LeaderElection.LOST_LEASE_EXIT_STATUS);
