@@ -52,6 +52,10 @@ malloc_arenas=$(sed -n 's/.*MALLOC_ARENA_MAX=\([0-9][0-9]*\).*/\1/p' "$root/Dock
 [ -n "$java_options" ] && [ -n "$malloc_arenas" ] || fail "cannot read JDK_JAVA_OPTIONS and MALLOC_ARENA_MAX from the Dockerfile"
 
 [ -f "$app/quarkus-run.jar" ] || fail "no $app/quarkus-run.jar: build the application first (./mvnw package -DskipTests)"
+# Two builds at once in one tree overwrite each other's staging (one crashed the JVM's dump, the other jlink).
+command -v flock >/dev/null || fail "flock is needed"
+exec 9>"$root/target/image.lock"
+flock -n 9 || fail "another hack/image.sh is running in this tree"
 train=false
 [ "${1:-}" = --train ] && train=true
 classlist="$root/hack/image.classlist"
