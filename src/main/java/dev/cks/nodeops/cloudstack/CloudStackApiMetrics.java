@@ -20,6 +20,7 @@ public final class CloudStackApiMetrics {
     public static final String ERRORS = "cloudstack.api.errors";
     public static final String JOBS = "cloudstack.api.jobs";
     public static final String CREDENTIALS_REJECTED = "cloudstack.api.credentials.rejected";
+    public static final String CLOCK_OFFSET = "cloudstack.clock.offset";
 
     public static final String SUCCESS = "success";
 
@@ -31,6 +32,9 @@ public final class CloudStackApiMetrics {
      */
     private final AtomicInteger credentialsRejected = new AtomicInteger();
 
+    /** CloudStack's clock as its answers show it: per process like these metrics, so a client built after a key rotation keeps it. */
+    private final CloudStackClock cloudStackClock = new CloudStackClock();
+
     /**
      * One per registry and process, shared by the clients built one after the other as the keys' Secret
      * changes: a registry keeps the first gauge of a name, so a second instance's state would not be exported.
@@ -39,6 +43,13 @@ public final class CloudStackApiMetrics {
         this.registry = registry;
         Gauge.builder(CREDENTIALS_REJECTED, credentialsRejected, AtomicInteger::get)
                 .description("1 while CloudStack rejects the operator's API keys (errorcode 401)").strongReference(true).register(registry);
+        Gauge.builder(CLOCK_OFFSET, cloudStackClock, clock -> clock.offset().toMillis() / 1000.0).baseUnit("seconds")
+                .description("CloudStack's clock minus the operator's, from the Date header of its latest answer").strongReference(true)
+                .register(registry);
+    }
+
+    public CloudStackClock cloudStackClock() {
+        return cloudStackClock;
     }
 
     public void recordRequest(String command, String outcome, Duration duration) {

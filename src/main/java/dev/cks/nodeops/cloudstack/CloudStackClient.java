@@ -44,6 +44,7 @@ public final class CloudStackClient {
     private final Sleeper sleeper;
     private final DoubleSupplier jitter;
     private final SecretRedactor redactor;
+    private final CloudStackClock cloudStackClock;
 
     /** The random half of each backoff ({@link RetryPolicy#backoffBefore}) that keeps replicas out of lock step. */
     static final DoubleSupplier RANDOM_JITTER = () -> ThreadLocalRandom.current().nextDouble();
@@ -91,6 +92,7 @@ public final class CloudStackClient {
         this.sleeper = sleeper;
         this.jitter = jitter;
         this.redactor = new SecretRedactor(credentials.apiKey(), credentials.secretKey());
+        this.cloudStackClock = metrics.cloudStackClock();
     }
 
     public static CloudStackClient create(CloudStackCredentials credentials, MeterRegistry registry) {
@@ -410,10 +412,12 @@ public final class CloudStackClient {
     }
 
     /**
-     * The key's own async jobs created at or after {@code since}, with their commands: how a write
-     * whose answer was lost is found (match {@link AsyncJobResult#runs} and the job's instance).
-     * ListAsyncJobsCmd's {@code startdate} is a day in the server's time zone (ParamProcessWorker
-     * parses it as yyyy-MM-dd), so a day earlier is asked for and the rest filtered here.
+     * The async jobs the key's account may see, created at or after {@code since} by CloudStack's clock
+     * ({@link #cloudStackClock}), with their commands: how a write whose answer was lost is found
+     * ({@link LostAnswer}). They are the account's, not the key's (QueryManagerImpl.searchForAsyncJobsInternal):
+     * other users' and other clusters' jobs are among them. ListAsyncJobsCmd's {@code startdate} is a day in
+     * the server's time zone (ParamProcessWorker parses it as yyyy-MM-dd), so a day earlier is asked for and
+     * the rest filtered here.
      */
     public List<AsyncJobResult> listAsyncJobs(Instant since) {
         Map<String, String> params = new LinkedHashMap<>();
@@ -439,6 +443,11 @@ public final class CloudStackClient {
             metrics.recordJob(call.name(), CloudStackApiMetrics.outcomeOf(failure), Duration.ofNanos(System.nanoTime() - startNanos));
             throw failure;
         }
+    }
+
+    /** CloudStack's clock as this process has measured it from CloudStack's answers. */
+    public CloudStackClock cloudStackClock() {
+        return cloudStackClock;
     }
 
     // ---- The one request path ------------------------------------------------------------
@@ -468,7 +477,7 @@ public final class CloudStackClient {
         long startNanos = System.nanoTime();
         for (int attempt = 1;; attempt++) {
             try {
-                JsonNode answer = sendOnce(call);
+                JsonNode answer = sendSigned(call);
                 metrics.recordRequest(call.name(), CloudStackApiMetrics.SUCCESS, Duration.ofNanos(System.nanoTime() - startNanos));
                 return answer;
             } catch (CloudStackException failure) {
@@ -500,6 +509,31 @@ public final class CloudStackClient {
                 || (code != null && code == CloudStackException.API_LIMIT_EXCEEDED);
     }
 
+    /**
+     * One request, signed for CloudStack's clock. A 401 whose answer shows CloudStack's clock elsewhere than
+     * the request was signed for is signed again and sent once more: CloudStack refuses an expired signature
+     * before anything else (ApiServer.verifyRequest), so the first request did nothing. A 401 while the clock
+     * is far off names the clock: it is not the keys.
+     */
+    private JsonNode sendSigned(ApiCall call) {
+        Duration signedFor = cloudStackClock.offset();
+        try {
+            return sendOnce(call);
+        } catch (CloudStackException failure) {
+            if (!failure.isAuthenticationFailure() || !settings.signsWithExpiry()) {
+                throw failure;
+            }
+            if (cloudStackClock.offset().minus(signedFor).abs().compareTo(CloudStackClock.TOLERANCE) > 0) {
+                LOG.warnf("CloudStack refused %s as unauthenticated while its clock was not yet measured (%s); signing it again for its clock",
+                        call.name(), cloudStackClock.skew().orElse("now measured"));
+                return sendOnce(call);
+            }
+            throw cloudStackClock.skew().map(skew -> new CloudStackException(failure.kind(), call.name(), failure.httpStatus(), failure.errorCode(),
+                    failure.csErrorCode(), failure.getMessage() + " (" + skew + ", measured from its answers' Date header: check both clocks;"
+                            + " the request was signed for CloudStack's clock)", null, null)).orElse(failure);
+        }
+    }
+
     private JsonNode sendOnce(ApiCall call) {
         Map<String, String> params = new LinkedHashMap<>(call.params());
         params.put("command", call.name());
@@ -508,7 +542,8 @@ public final class CloudStackClient {
         if (settings.signsWithExpiry()) {
             // The server refuses the request after "expires", so a leaked URL is only briefly useful.
             params.put("signatureversion", "3");
-            params.put("expires", CloudStackTimestamps.format(clock.instant().plus(settings.signatureLifetime())));
+            // CloudStack judges it by its own clock: signed for that one, so a skewed server neither refuses it nor takes it late.
+            params.put("expires", CloudStackTimestamps.format(cloudStackClock.toCloudStack(clock.instant()).plus(settings.signatureLifetime())));
         }
         String signature = RequestSigner.sign(params, credentials.secretKey());
         Request request = call.write() ? postRequest(params, signature) : getRequest(params, signature);
@@ -516,7 +551,9 @@ public final class CloudStackClient {
         long startNanos = System.nanoTime();
         int status;
         String body;
+        Instant sentAt = clock.instant();
         try (Response response = http.newCall(request).execute()) {
+            cloudStackClock.observe(response.header("Date"), sentAt, clock.instant());
             status = response.code();
             body = response.body().string();
         } catch (IOException e) {

@@ -10,13 +10,49 @@ import java.util.Optional;
  * What became of a write whose answer never arrived ({@link WriteFailure#UNKNOWN}, or an operator that
  * stopped between sending it and recording its job), decided from what CloudStack shows, never
  * assumed: first whether what the write was for is true (the VMs gone, the ISO attached), then the
- * key's jobs of that command since the request, and only when neither shows anything, time. A request
+ * account's jobs of that command since the request, and only when neither shows anything, time. A request
  * that left no trace and that CloudStack can no longer take (its signature has expired:
  * ApiServer.verifyRequest refuses a request past its {@code expires}) never arrived, and may be sent again.
+ *
+ * <p>Whose job is it? listAsyncJobs shows every job of the caller's account (QueryManagerImpl.searchForAsyncJobsInternal):
+ * another cluster's, another user's, the UI's. A job is taken as the request's only when it runs the same
+ * command, was created at or after the request by CloudStack's clock ({@link CloudStackClock}), and names the
+ * resource the request acts on ({@code jobinstancetype}/{@code jobinstanceid}, set from the command's
+ * getApiResourceType/getApiResourceId when ApiServer queues it). A job that names another resource is
+ * someone else's. One that names none cannot be told apart: while it runs, nothing is decided (it may be
+ * ours, and re-sending beside it could do the work twice); once it failed, its failure is not adopted —
+ * it may be another cluster's — and once the request can no longer arrive, nothing of ours can still take
+ * effect, so sending again is safe.
  */
 public final class LostAnswer {
-    /** How far CloudStack's clock (a job's {@code created}) may be behind ours. */
-    public static final Duration CLOCK_SKEW = Duration.ofMinutes(2);
+
+    /** The resource an async job acts on, as its {@code jobinstancetype} and {@code jobinstanceid} name it. */
+    public record JobInstance(String type, String id) {
+        public static JobInstance virtualMachine(String vmId) {
+            return new JobInstance("VirtualMachine", vmId);
+        }
+
+        public static JobInstance kubernetesCluster(String clusterId) {
+            return new JobInstance("KubernetesCluster", clusterId);
+        }
+
+        boolean isNamedBy(AsyncJobResult job) {
+            return id.equals(job.jobInstanceId()) && (job.jobInstanceType() == null || type.equalsIgnoreCase(job.jobInstanceType()));
+        }
+    }
+
+    /**
+     * A write that was sent, or may have been.
+     *
+     * @param requestedAt by our clock, written before the request was sent
+     * @param mayArriveWithin how long after it was sent a request may still be taken ({@link CloudStackClientSettings#unansweredWriteWindow})
+     */
+    public record Request(CloudStackCommand command, JobInstance instance, Instant requestedAt, Duration mayArriveWithin) {
+        /** The earliest {@code created}, by CloudStack's clock, of a job that may be this request's. */
+        public Instant jobsSince(CloudStackClock clock) {
+            return clock.toCloudStack(requestedAt).minus(CloudStackClock.TOLERANCE);
+        }
+    }
 
     public sealed interface Verdict {
     }
@@ -25,11 +61,18 @@ public final class LostAnswer {
     public record Done() implements Verdict {
     }
 
-    /** A job of the command, started since the request, still runs: it is ours; poll it. */
+    /** A job of the command for our resource, started since the request, still runs: it is ours; poll it. */
     public record Running(String jobId) implements Verdict {
     }
 
-    /** A job of the command since the request failed and what it was for is not true. */
+    /**
+     * A job of the command that names no resource runs since the request: it may be ours. Nothing is sent
+     * or concluded until it has ended.
+     */
+    public record UnattributedRunning(String jobId) implements Verdict {
+    }
+
+    /** A job of the command for our resource, since the request, failed and what it was for is not true. */
     public record Failed(AsyncJobResult job) implements Verdict {
     }
 
@@ -37,8 +80,12 @@ public final class LostAnswer {
     public record NotYet(Instant until) implements Verdict {
     }
 
-    /** No trace, and the request can no longer be taken: it never arrived; send it again. */
+    /** No trace, and the request can no longer be taken: it never arrived (or failed); send it again. */
     public record NeverArrived() implements Verdict {
+    }
+
+    private enum Attribution {
+        OURS, SOMEONE_ELSES, UNKNOWN
     }
 
     private static final Comparator<AsyncJobResult> BY_CREATION =
@@ -47,36 +94,42 @@ public final class LostAnswer {
     private LostAnswer() {
     }
 
-    /** The earliest {@code created} of a job that may be the request's, for {@link CloudStackClient#listAsyncJobs}. */
-    public static Instant jobsSince(Instant requestedAt) {
-        return requestedAt.minus(CLOCK_SKEW);
-    }
-
     /**
      * @param done whether what the write was for is true now, as CloudStack shows it
-     * @param jobs the key's jobs created since {@link #jobsSince}
-     * @param instanceId the resource a job of this command names while it runs (a destroyed VM), if the command names one
-     * @param mayArriveWithin how long after it was sent a request may still be taken ({@link CloudStackClientSettings#unansweredWriteWindow})
+     * @param jobs the account's jobs ({@link CloudStackClient#listAsyncJobs} since {@link Request#jobsSince})
+     * @param clock CloudStack's clock, to tell jobs created before the request
      */
-    public static Verdict of(boolean done, List<AsyncJobResult> jobs, CloudStackCommand command, Optional<String> instanceId,
-            Instant requestedAt, Instant now, Duration mayArriveWithin) {
+    public static Verdict of(boolean done, List<AsyncJobResult> jobs, Request request, CloudStackClock clock, Instant now) {
         if (done) {
             return new Done();
         }
-        // AsyncJobManagerImpl.completeAsyncJob clears a job's instance when it ends: only a running job can be told apart by it.
-        List<AsyncJobResult> ofCommand = jobs.stream().filter(job -> job.runs(command.commandClass())).toList();
-        Optional<AsyncJobResult> running = ofCommand.stream().filter(AsyncJobResult::isPending)
-                .filter(job -> instanceId.isEmpty() || job.jobInstanceId() == null || instanceId.get().equals(job.jobInstanceId()))
-                .min(BY_CREATION);
-        if (running.isPresent()) {
-            return new Running(running.get().jobId());
+        Instant since = request.jobsSince(clock);
+        List<AsyncJobResult> candidates = jobs.stream().filter(job -> job.runs(request.command().commandClass()))
+                .filter(job -> CloudStackTimestamps.parse(job.created()).map(created -> !created.isBefore(since)).orElse(true))
+                .filter(job -> attribution(job, request.instance()) != Attribution.SOMEONE_ELSES)
+                .toList();
+        Optional<AsyncJobResult> ours = candidates.stream().filter(AsyncJobResult::isPending)
+                .filter(job -> attribution(job, request.instance()) == Attribution.OURS).min(BY_CREATION);
+        if (ours.isPresent()) {
+            return new Running(ours.get().jobId());
         }
-        Optional<AsyncJobResult> failed = ofCommand.stream().filter(AsyncJobResult::failed)
-                .max(BY_CREATION);
+        Optional<AsyncJobResult> unattributed = candidates.stream().filter(AsyncJobResult::isPending).min(BY_CREATION);
+        if (unattributed.isPresent()) {
+            return new UnattributedRunning(unattributed.get().jobId());
+        }
+        Optional<AsyncJobResult> failed = candidates.stream().filter(AsyncJobResult::failed)
+                .filter(job -> attribution(job, request.instance()) == Attribution.OURS).max(BY_CREATION);
         if (failed.isPresent()) {
             return new Failed(failed.get());
         }
-        Instant until = requestedAt.plus(mayArriveWithin);
+        Instant until = request.requestedAt().plus(request.mayArriveWithin());
         return now.isBefore(until) ? new NotYet(until) : new NeverArrived();
+    }
+
+    private static Attribution attribution(AsyncJobResult job, JobInstance ours) {
+        if (job.jobInstanceId() == null) {
+            return Attribution.UNKNOWN;
+        }
+        return ours.isNamedBy(job) ? Attribution.OURS : Attribution.SOMEONE_ELSES;
     }
 }

@@ -300,6 +300,40 @@ public final class OperationRecorder {
         events.normal(resource, reason, message);
     }
 
+    /**
+     * How a CloudStack write of {@code resource} tells its progress: through this recorder (its progress under
+     * {@code stage}) and persisted with {@code store}.
+     */
+    public CloudStackWrite.Report writeReport(CustomResource<?, ? extends NodeOperationStatus> resource, StatusStore store, String stage,
+            Instant now) {
+        return new CloudStackWrite.Report() {
+            @Override
+            public void persist() {
+                store.persist(resource);
+            }
+
+            @Override
+            public void waiting(String reason, String message) {
+                OperationRecorder.this.waiting(resource, reason, message, now);
+            }
+
+            @Override
+            public void progressing(String message) {
+                OperationRecorder.this.progressing(resource, stage, message, now);
+            }
+
+            @Override
+            public void event(String reason, String message) {
+                OperationRecorder.this.event(resource, reason, message);
+            }
+
+            @Override
+            public void warning(String reason, String message) {
+                OperationRecorder.this.warning(resource, reason, message);
+            }
+        };
+    }
+
     public void warning(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message) {
         events.warning(resource, reason, message);
     }

@@ -6,24 +6,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Consumer;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
-import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
-import dev.cks.nodeops.cloudstack.CloudStackResponses;
-import dev.cks.nodeops.cloudstack.JobWait;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.OwnerScope;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
-import dev.cks.nodeops.cloudstack.WriteFailure;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.operation.CloudStackWrite;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationRecorder;
@@ -36,23 +31,19 @@ import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalStatus;
 
 /**
  * The last phase of a ScaleDown: every node is drained, so the VMs go, through CloudStack. It runs to
- * the end even past the deadline. Every CloudStack write is sent once: the time it is sent is written
- * to status before, its job id right after. A write whose answer is lost, or one a restarted operator
- * finds sent but without a job, is looked up ({@link LostAnswer}: what CloudStack shows, then the key's
- * jobs, then time) and never assumed done or undone; only a request CloudStack provably never took is
- * sent again. What is reported removed is what CloudStack shows removed.
+ * the end even past the deadline once a write was sent. Every CloudStack write goes through
+ * {@link CloudStackWrite}: sent once, its intent and job kept in status, a lost answer looked up, never
+ * assumed done or undone. What is reported removed is what CloudStack shows removed.
  */
 final class ScaleDownRemoval {
     static final Duration POLL_JOB = Duration.ofSeconds(2);
-    static final String ANSWER_LOST = "CloudStackAnswerLost";
-    /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
-    static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
 
     private final CloudStackAccess cloudStack;
     private final NodeWork work;
     private final OperationRecorder recorder;
     private final StatusStore store;
     private final Duration recheckCloudStack;
+    private final CloudStackWrite writes;
 
     ScaleDownRemoval(CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder, StatusStore store, Duration recheckCloudStack) {
         this.cloudStack = cloudStack;
@@ -60,11 +51,21 @@ final class ScaleDownRemoval {
         this.recorder = recorder;
         this.store = store;
         this.recheckCloudStack = recheckCloudStack;
+        this.writes = new CloudStackWrite(recheckCloudStack);
+    }
+
+    /** CloudStack does not list the cluster to these keys now: nothing about the removal can be concluded. */
+    private static final class ClusterNotListed extends RuntimeException {
+        ClusterNotListed() {
+            super(null, null, false, false);
+        }
     }
 
     Step step(ScaleDown resource, Instant now) {
         try {
             return resource.getSpec().getRemoval() == ScaleDownSpec.Removal.DestroyVM ? destroyStep(resource, now) : scaleStep(resource, now);
+        } catch (ClusterNotListed e) {
+            return clusterNotFound(resource, now);
         } catch (CloudStackAccess.Unavailable e) {
             // The Secret went away or broke mid-way: removal must still finish, so wait for it to be fixed.
             recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "The nodes are drained but CloudStack cannot be reached ("
@@ -82,26 +83,18 @@ final class ScaleDownRemoval {
 
     /**
      * The one cluster-level call that removes every VM (scaleKubernetesCluster with the VMs as nodeids, or
-     * removeNodesFromKubernetesCluster for external nodes), with the kill points around it; the reads and
-     * records are the same for both.
+     * removeNodesFromKubernetesCluster for external nodes), with the kill points around it.
      */
-    private record ClusterCall(RemovalCommand command, CloudStackCommand api, KillPoint intent, KillPoint answered, KillPoint done) {
+    private record ClusterCall(RemovalCommand command, CloudStackCommand api, CloudStackWrite.KillPoints killPoints) {
         static ClusterCall of(RemovalStatus removal) {
             return removal.getCommand() == RemovalCommand.removeNodesFromKubernetesCluster
                     ? new ClusterCall(RemovalCommand.removeNodesFromKubernetesCluster, CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER,
-                            KillPoint.SCALEDOWN_REMOVE_NODES_INTENT, KillPoint.SCALEDOWN_REMOVE_NODES_ANSWERED, KillPoint.SCALEDOWN_REMOVE_NODES_DONE)
+                            new CloudStackWrite.KillPoints(KillPoint.SCALEDOWN_REMOVE_NODES_INTENT, KillPoint.SCALEDOWN_REMOVE_NODES_ANSWERED,
+                                    KillPoint.SCALEDOWN_REMOVE_NODES_DONE))
                     // A status written before the command was recorded is a scale's.
                     : new ClusterCall(RemovalCommand.scaleKubernetesCluster, CloudStackCommand.SCALE_KUBERNETES_CLUSTER,
-                            KillPoint.SCALEDOWN_SCALE_INTENT, KillPoint.SCALEDOWN_SCALE_ANSWERED, KillPoint.SCALEDOWN_SCALE_DONE);
-        }
-
-        String name() {
-            return api.apiName();
-        }
-
-        /** The job a lost answer may have left names the cluster while it runs (RemoveNodesFromKubernetesClusterCmd.getApiResourceId). */
-        Optional<String> jobInstance(String clusterId) {
-            return command == RemovalCommand.removeNodesFromKubernetesCluster ? Optional.of(clusterId) : Optional.empty();
+                            new CloudStackWrite.KillPoints(KillPoint.SCALEDOWN_SCALE_INTENT, KillPoint.SCALEDOWN_SCALE_ANSWERED,
+                                    KillPoint.SCALEDOWN_SCALE_DONE));
         }
 
         String start(CloudStackClient cs, String clusterId, List<String> vmIds) {
@@ -123,42 +116,41 @@ final class ScaleDownRemoval {
         }
         RemovalStatus removal = status.getRemoval();
         ClusterCall call = ClusterCall.of(removal);
-        if (removal.getJobId() != null) {
-            return pollScale(resource, cs, call, vmIds, now);
+        String clusterId = status.getClusterId();
+        CloudStackWrite.Write write = new CloudStackWrite.Write(call.api(), call.api().apiName() + " of VMs " + String.join(", ", vmIds)
+                + " (cluster " + clusterId + ")", LostAnswer.JobInstance.kubernetesCluster(clusterId), client -> removedFromMap(client, clusterId, vmIds),
+                client -> call.start(client, clusterId, vmIds),
+                CloudStackWrite.Record.inStatus(removal::getRequestedAt, removal::setRequestedAt, removal::getJobId, removal::setJobId),
+                call.killPoints(), jobId -> recorder.event(resource, "RemovalRequested", "Asked CloudStack to remove VMs " + String.join(", ", vmIds)
+                        + " from Kubernetes cluster " + clusterId + " (" + call.api().apiName() + ", job " + jobId + ")."));
+        CloudStackWrite.Outcome outcome = writes.advance(cs, write, recorder.writeReport(resource, store, "Removing", now), now);
+        if (outcome instanceof CloudStackWrite.Pending pending) {
+            return pending.step();
         }
-        if (removal.getRequestedAt() != null) {
-            return lookForScale(resource, cs, call, vmIds, now);
+        if (outcome instanceof CloudStackWrite.Refused refused) {
+            return removalFailed(resource, refused.message(), now);
         }
-        // Persist before act: from here on a restart looks at CloudStack instead of asking again.
-        removal.setRequestedAt(Timestamps.format(now));
-        store.persist(resource);
-        call.intent().reached();
-        String jobId;
-        try {
-            jobId = call.start(cs, status.getClusterId(), vmIds);
-        } catch (CloudStackException e) {
-            return writeFailed(resource, call.api(), e, now,
-                    () -> removalFailed(resource, "CloudStack refused " + call.name() + ": " + e.getMessage(), now));
-        }
-        call.answered().reached();
-        removal.setJobId(jobId);
-        store.persist(resource);
-        recorder.event(resource, "RemovalRequested", "Asked CloudStack to remove VMs " + String.join(", ", vmIds) + " from Kubernetes cluster "
-                + status.getClusterId() + " (" + call.name() + ", job " + jobId + ").");
-        return Step.after(POLL_JOB);
+        return scaleOutcome(resource, cs, vmIds, outcome instanceof CloudStackWrite.Failed failed ? withoutFullStop(failed.message()) : null, now);
+    }
+
+    /** The cluster has settled and none of the VMs is in its map any more. */
+    private static boolean removedFromMap(CloudStackClient cs, String clusterId, List<String> vmIds) {
+        KubernetesCluster cluster = cs.findKubernetesCluster(clusterId).orElseThrow(ClusterNotListed::new);
+        return !CloudStackAccess.isBusy(cluster) && vmIds.stream().noneMatch(cluster.vmIds()::contains);
+    }
+
+    private static String withoutFullStop(String sentence) {
+        return sentence.endsWith(".") ? sentence.substring(0, sentence.length() - 1) : sentence;
     }
 
     /**
      * Removal begins: the call is chosen from the VM map as it is now (external nodes or not) and persisted with
-     * the first request's time. Empty when it began; otherwise the step to take (the cluster not listed, or
-     * targets that no longer go by one call, which fails the removal before anything is asked of CloudStack).
+     * the first request's time. Empty when it began; otherwise the step to take (targets that no longer go by
+     * one call, which fails the removal before anything is asked of CloudStack).
      */
     private Optional<Step> beginClusterRemoval(ScaleDown resource, CloudStackClient cs, List<String> vmIds, Instant now) {
-        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(resource.getStatus().getClusterId());
-        if (cluster.isEmpty()) {
-            return Optional.of(clusterNotFound(resource, now));
-        }
-        List<VirtualMachine> vms = cluster.get().virtualMachines().stream().filter(vm -> vmIds.contains(vm.id())).toList();
+        KubernetesCluster cluster = cs.findKubernetesCluster(resource.getStatus().getClusterId()).orElseThrow(ClusterNotListed::new);
+        List<VirtualMachine> vms = cluster.virtualMachines().stream().filter(vm -> vmIds.contains(vm.id())).toList();
         Optional<RemovalCommand> command = ScaleDownTargets.removalCommand(ScaleDownSpec.Removal.CloudStackScale, vms);
         startRemoval(resource, vmIds, command.orElse(null), now);
         if (command.isEmpty()) {
@@ -168,60 +160,15 @@ final class ScaleDownRemoval {
         return Optional.empty();
     }
 
-    private Step pollScale(ScaleDown resource, CloudStackClient cs, ClusterCall call, List<String> vmIds, Instant now) {
-        RemovalStatus removal = resource.getStatus().getRemoval();
-        AsyncJobResult job;
-        try {
-            job = cs.queryAsyncJob(removal.getJobId());
-        } catch (CloudStackException e) {
-            if (!e.isUnknownId()) {
-                throw e;
-            }
-            // Jobs are purged after job.expire.minutes: what the job did is what the cluster shows.
-            return scaleOutcome(resource, cs, vmIds, "CloudStack no longer knows job " + removal.getJobId() + " (" + call.name() + ")", now);
-        }
-        if (job.isPending()) {
-            recorder.progressing(resource, "Removing", JobWait.pending("Waiting for CloudStack job " + removal.getJobId() + " (" + call.name() + ")",
-                    removal.getJobId(), Timestamps.parse(removal.getRequestedAt()), now), now);
-            return Step.after(JobWait.pollInterval(Timestamps.parse(removal.getRequestedAt()), now));
-        }
-        if (job.succeeded()) {
-            call.done().reached();
-            return scaleOutcome(resource, cs, vmIds, null, now);
-        }
-        CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
-        return scaleOutcome(resource, cs, vmIds, "CloudStack job " + removal.getJobId() + " (" + call.name() + ") failed: " + error.errorText()
-                + " (error " + error.errorCode() + ")", now);
-    }
-
-    /** A removal was sent but its job is not known: look at the cluster and the key's jobs. */
-    private Step lookForScale(ScaleDown resource, CloudStackClient cs, ClusterCall call, List<String> vmIds, Instant now) {
-        ScaleDownStatus status = resource.getStatus();
-        RemovalStatus removal = status.getRemoval();
-        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(status.getClusterId());
-        if (cluster.isEmpty()) {
-            return clusterNotFound(resource, now);
-        }
-        boolean done = !CloudStackAccess.isBusy(cluster.get()) && vmIds.stream().noneMatch(cluster.get().vmIds()::contains);
-        Instant requestedAt = Timestamps.parse(removal.getRequestedAt());
-        LostAnswer.Verdict verdict = LostAnswer.of(done, cs.listAsyncJobs(LostAnswer.jobsSince(requestedAt)), call.api(),
-                call.jobInstance(status.getClusterId()), requestedAt, now, cs.settings().unansweredWriteWindow());
-        return followLostAnswer(resource, verdict, call.name(), () -> scaleOutcome(resource, cs, vmIds, null, now),
-                removal::setJobId, removal::setRequestedAt, now);
-    }
-
     /** The end of a scale, decided from the VM map: what left it is removed, what is still in it is not. */
     private Step scaleOutcome(ScaleDown resource, CloudStackClient cs, List<String> vmIds, String failure, Instant now) {
-        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(resource.getStatus().getClusterId());
-        if (cluster.isEmpty()) {
-            return clusterNotFound(resource, now);
-        }
-        if (CloudStackAccess.isBusy(cluster.get())) {
-            recorder.progressing(resource, "Removing", "CloudStack Kubernetes cluster " + cluster.get().name() + " is " + cluster.get().state()
+        KubernetesCluster cluster = cs.findKubernetesCluster(resource.getStatus().getClusterId()).orElseThrow(ClusterNotListed::new);
+        if (CloudStackAccess.isBusy(cluster)) {
+            recorder.progressing(resource, "Removing", "CloudStack Kubernetes cluster " + cluster.name() + " is " + cluster.state()
                     + "; the removal's outcome is read once it has settled.", now);
             return Step.after(POLL_JOB);
         }
-        ScaleDownSteps.RemovalSplit split = ScaleDownSteps.split(vmIds, Set.copyOf(cluster.get().vmIds()));
+        ScaleDownSteps.RemovalSplit split = ScaleDownSteps.split(vmIds, Set.copyOf(cluster.vmIds()));
         if (failure == null && split.remaining().isEmpty()) {
             return removalSucceeded(resource, now);
         }
@@ -249,93 +196,48 @@ final class ScaleDownRemoval {
         }
         ScaleDownNodeStatus node = next.get();
         CloudStackClient cs = cloudStack.client();
-        if (node.getRemovalJobId() != null) {
-            return pollDestroy(resource, cs, node, now);
+        CloudStackWrite.Report report = recorder.writeReport(resource, store, "Removing", now);
+        if (node.getRemovalJobId() == null && node.getRemovalRequestedAt() == null) {
+            // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
+            work.delete(node.getName());
+            KillPoint.SCALEDOWN_DESTROY_NODE_DELETED.reached();
+            CloudStackWrite.Outcome unmapped = writes.advance(cs, unmap(status.getClusterId(), node), report, now);
+            if (!(unmapped instanceof CloudStackWrite.Done)) {
+                return destroyOutcome(resource, node, unmapped, now);
+            }
         }
-        if (node.getRemovalRequestedAt() != null) {
-            return lookForDestroy(resource, cs, node, now);
+        CloudStackWrite.Write destroy = new CloudStackWrite.Write(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, "destroyVirtualMachine of VM "
+                + node.getVmId() + " (node " + node.getName() + ")", LostAnswer.JobInstance.virtualMachine(node.getVmId()),
+                client -> vmGone(client, node.getVmId()), client -> client.startDestroyVirtualMachine(node.getVmId()),
+                CloudStackWrite.Record.inStatus(node::getRemovalRequestedAt, node::setRemovalRequestedAt, node::getRemovalJobId, node::setRemovalJobId),
+                new CloudStackWrite.KillPoints(KillPoint.SCALEDOWN_DESTROY_INTENT, KillPoint.SCALEDOWN_DESTROY_ANSWERED, KillPoint.SCALEDOWN_DESTROY_DONE));
+        return destroyOutcome(resource, node, writes.advance(cs, destroy, report, now), now);
+    }
+
+    private Step destroyOutcome(ScaleDown resource, ScaleDownNodeStatus node, CloudStackWrite.Outcome outcome, Instant now) {
+        if (outcome instanceof CloudStackWrite.Pending pending) {
+            return pending.step();
         }
-        // kubectl delete node --ignore-not-found; an API error throws and the reconcile is retried.
-        work.delete(node.getName());
-        KillPoint.SCALEDOWN_DESTROY_NODE_DELETED.reached();
-        Optional<Step> unmapping = unmap(resource, cs, node, now);
-        if (unmapping.isPresent()) {
-            return unmapping.get();
+        if (outcome instanceof CloudStackWrite.Refused refused) {
+            return removalFailed(resource, refused.message(), now);
         }
-        node.setRemovalRequestedAt(Timestamps.format(now));
-        store.persist(resource);
-        KillPoint.SCALEDOWN_DESTROY_INTENT.reached();
-        String jobId;
-        try {
-            jobId = cs.startDestroyVirtualMachine(node.getVmId());
-        } catch (CloudStackException e) {
-            return writeFailed(resource, CloudStackCommand.DESTROY_VIRTUAL_MACHINE, e, now, () -> removalFailed(resource,
-                    "CloudStack refused to destroy VM " + node.getVmId() + " of node " + node.getName() + ": " + e.getMessage(), now));
-        }
-        KillPoint.SCALEDOWN_DESTROY_ANSWERED.reached();
-        node.setRemovalJobId(jobId);
-        store.persist(resource);
-        return Step.after(POLL_JOB);
+        return outcome instanceof CloudStackWrite.Failed failed ? removalFailed(resource, failed.message(), now) : destroyed(resource, node, now);
     }
 
     /**
-     * Drops the node's VM from an ExternalManaged cluster's map: looked up first, so the call is made only
-     * while the VM is still mapped (a restart, or an answer lost after CloudStack dropped it, finds it gone).
-     * Empty when the VM is out of the map and may be destroyed.
+     * Drops the node's VM from an ExternalManaged cluster's map. Synchronous, and looked up before each try
+     * (the VM still mapped), so nothing of it is kept: a restart, or an answer lost after CloudStack dropped
+     * it, finds it gone.
      */
-    private Optional<Step> unmap(ScaleDown resource, CloudStackClient cs, ScaleDownNodeStatus node, Instant now) {
-        String clusterId = resource.getStatus().getClusterId();
-        Optional<KubernetesCluster> cluster = cs.findKubernetesCluster(clusterId);
-        if (cluster.isEmpty()) {
-            return Optional.of(clusterNotFound(resource, now));
-        }
-        if (!cluster.get().vmIds().contains(node.getVmId())) {
-            return Optional.empty();
-        }
-        try {
-            cs.removeVirtualMachinesFromKubernetesCluster(clusterId, List.of(node.getVmId()));
-        } catch (CloudStackException e) {
-            return Optional.of(writeFailed(resource, CloudStackCommand.REMOVE_VIRTUAL_MACHINES_FROM_KUBERNETES_CLUSTER, e, now,
-                    () -> removalFailed(resource, "CloudStack refused to drop VM " + node.getVmId() + " of node " + node.getName()
-                            + " from the cluster's VM map: " + e.getMessage(), now)));
-        }
-        KillPoint.SCALEDOWN_UNMAP_ANSWERED.reached();
-        return Optional.empty();
-    }
-
-    private Step pollDestroy(ScaleDown resource, CloudStackClient cs, ScaleDownNodeStatus node, Instant now) {
-        AsyncJobResult job;
-        try {
-            job = cs.queryAsyncJob(node.getRemovalJobId());
-        } catch (CloudStackException e) {
-            if (!e.isUnknownId()) {
-                throw e;
-            }
-            return vmGone(cs, node.getVmId()) ? destroyed(resource, node, now)
-                    : removalFailed(resource, "CloudStack no longer knows job " + node.getRemovalJobId() + " destroying VM " + node.getVmId()
-                            + " of node " + node.getName() + ", and the VM is still there.", now);
-        }
-        if (job.isPending()) {
-            recorder.progressing(resource, "Removing", JobWait.pending("Waiting for CloudStack job " + node.getRemovalJobId()
-                    + " (destroyVirtualMachine of VM " + node.getVmId() + " (node " + node.getName() + "))", node.getRemovalJobId(),
-                    Timestamps.parse(node.getRemovalRequestedAt()), now), now);
-            return Step.after(JobWait.pollInterval(Timestamps.parse(node.getRemovalRequestedAt()), now));
-        }
-        if (job.failed()) {
-            CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
-            return removalFailed(resource, "CloudStack job " + node.getRemovalJobId() + " could not destroy VM " + node.getVmId() + " of node "
-                    + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").", now);
-        }
-        KillPoint.SCALEDOWN_DESTROY_DONE.reached();
-        return destroyed(resource, node, now);
-    }
-
-    private Step lookForDestroy(ScaleDown resource, CloudStackClient cs, ScaleDownNodeStatus node, Instant now) {
-        Instant requestedAt = Timestamps.parse(node.getRemovalRequestedAt());
-        LostAnswer.Verdict verdict = LostAnswer.of(vmGone(cs, node.getVmId()), cs.listAsyncJobs(LostAnswer.jobsSince(requestedAt)),
-                CloudStackCommand.DESTROY_VIRTUAL_MACHINE, Optional.of(node.getVmId()), requestedAt, now, cs.settings().unansweredWriteWindow());
-        return followLostAnswer(resource, verdict, "destroyVirtualMachine of VM " + node.getVmId(), () -> destroyed(resource, node, now),
-                node::setRemovalJobId, node::setRemovalRequestedAt, now);
+    private static CloudStackWrite.Write unmap(String clusterId, ScaleDownNodeStatus node) {
+        return new CloudStackWrite.Write(CloudStackCommand.REMOVE_VIRTUAL_MACHINES_FROM_KUBERNETES_CLUSTER,
+                "removeVirtualMachinesFromKubernetesCluster of VM " + node.getVmId() + " (node " + node.getName() + ") from the cluster's VM map",
+                LostAnswer.JobInstance.kubernetesCluster(clusterId),
+                client -> !client.findKubernetesCluster(clusterId).orElseThrow(ClusterNotListed::new).vmIds().contains(node.getVmId()),
+                client -> {
+                    client.removeVirtualMachinesFromKubernetesCluster(clusterId, List.of(node.getVmId()));
+                    return null;
+                }, CloudStackWrite.Record.unkept(), new CloudStackWrite.KillPoints(null, KillPoint.SCALEDOWN_UNMAP_ANSWERED, null));
     }
 
     /** Expunged (no longer listed), or destroyed and waiting for CloudStack's expunge interval. */
@@ -359,71 +261,6 @@ final class ScaleDownRemoval {
     }
 
     // ---- Shared ------------------------------------------------------------------------------
-
-    /**
-     * A write that did not go through: refused for good (the caller's failure), refused for now (asked
-     * again later: the request left no trace), or unknown (looked up from the next step on).
-     */
-    private Step writeFailed(ScaleDown resource, CloudStackCommand command, CloudStackException e, Instant now, Supplier<Step> refused) {
-        return switch (WriteFailure.of(e)) {
-            case REFUSED -> refused.get();
-            case REFUSED_FOR_NOW -> {
-                // Written now: a request time left on the server would make the next step look for the request for minutes.
-                clearRequest(resource);
-                store.persist(resource);
-                recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack turned " + command.apiName()
-                        + " away before acting on it (" + e.getMessage() + "); asking again in " + recheckCloudStack.toSeconds() + "s.", now);
-                yield Step.after(recheckCloudStack);
-            }
-            case UNKNOWN -> {
-                recorder.waiting(resource, ANSWER_LOST, "CloudStack's answer to " + command.apiName() + " was lost (" + e.getMessage()
-                        + "); it may have been done, so CloudStack's state and its jobs are read before anything else is decided.", now);
-                yield Step.after(POLL_JOB);
-            }
-        };
-    }
-
-    /** Nothing reached CloudStack: the request is no longer in flight (a synchronous write keeps no request time). */
-    private static void clearRequest(ScaleDown resource) {
-        RemovalStatus removal = resource.getStatus().getRemoval();
-        if (resource.getSpec().getRemoval() == ScaleDownSpec.Removal.CloudStackScale) {
-            removal.setRequestedAt(null);
-        } else {
-            resource.getStatus().getNodes().stream().filter(n -> n.getPhase() != Phase.Removed).findFirst()
-                    .ifPresent(node -> node.setRemovalRequestedAt(null));
-        }
-    }
-
-    /**
-     * Acts on what CloudStack shows of a write whose answer was lost: done; its job found (recorded and
-     * followed, also a failed one, whose failure is then reported); not yet (the request may still
-     * arrive); or never arrived (the request time is cleared, so the next step sends it again).
-     */
-    private Step followLostAnswer(ScaleDown resource, LostAnswer.Verdict verdict, String what, Supplier<Step> done,
-            Consumer<String> recordJob, Consumer<String> recordRequest, Instant now) {
-        if (verdict instanceof LostAnswer.Done) {
-            return done.get();
-        }
-        if (verdict instanceof LostAnswer.NotYet notYet) {
-            recorder.waiting(resource, ANSWER_LOST, "CloudStack shows no job and no effect of " + what + " yet; the request could still reach it until "
-                    + Timestamps.format(notYet.until()) + ", so it is not sent again before then; looking for it every "
-                    + LOOK_FOR_LATE_REQUEST.toSeconds() + "s.", now);
-            Instant next = now.plus(LOOK_FOR_LATE_REQUEST);
-            return Step.at(next.isBefore(notYet.until()) ? next : notYet.until(), now);
-        }
-        if (verdict instanceof LostAnswer.NeverArrived) {
-            recordRequest.accept(null);
-            store.persist(resource);
-            recorder.event(resource, "RequestResent", "CloudStack never received " + what + " (no job, no effect, and the request can no longer "
-                    + "be taken); sending it again.");
-            return Step.next();
-        }
-        String jobId = verdict instanceof LostAnswer.Running running ? running.jobId() : ((LostAnswer.Failed) verdict).job().jobId();
-        recordJob.accept(jobId);
-        store.persist(resource);
-        recorder.progressing(resource, "Removing", "Found CloudStack job " + jobId + " of " + what + ", whose answer was lost; following it.", now);
-        return Step.next();
-    }
 
     private Step clusterNotFound(ScaleDown resource, Instant now) {
         recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack does not list Kubernetes cluster "
@@ -468,7 +305,7 @@ final class ScaleDownRemoval {
                 .collect(Collectors.toSet());
         if (resource.getSpec().getRemoval() == ScaleDownSpec.Removal.CloudStackScale) {
             // Refused before anything was done; still, what is reported is what the map shows.
-            return scaleOutcome(resource, cloudStack.client(), vmIds, why.endsWith(".") ? why.substring(0, why.length() - 1) : why, now);
+            return scaleOutcome(resource, cloudStack.client(), vmIds, withoutFullStop(why), now);
         }
         return removalFailed(resource, why, ScaleDownSteps.split(vmIds, vmIds.stream().filter(id -> !removed.contains(id)).collect(Collectors.toSet())), now);
     }

@@ -4,18 +4,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
-import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
-import dev.cks.nodeops.cloudstack.CloudStackCommand;
+import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.KubernetesSupportedVersion;
-import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.nodes.VersionMatch;
 
@@ -94,18 +91,6 @@ final class CloudStackIsoExecutor {
         return access.client().findVirtualMachine(cluster.owner(), vmId).map(VirtualMachine::isoId);
     }
 
-    /**
-     * What became of an attachIso or detachIso whose answer never came (lost, or the operator stopped
-     * before recording the job): {@code done} is what the VM shows, then the key's jobs of the command
-     * since the request, then time ({@link LostAnswer}). Neither command names its VM in a running job
-     * (AttachIsoCmd and DetachIsoCmd set no instance), so a running one is only waited for, never taken
-     * as this node's.
-     */
-    LostAnswer.Verdict lostAnswer(CloudStackCommand command, boolean done, Instant requestedAt, Instant now) {
-        return LostAnswer.of(done, access.client().listAsyncJobs(LostAnswer.jobsSince(requestedAt)), command, Optional.empty(),
-                requestedAt, now, access.client().settings().unansweredWriteWindow());
-    }
-
     /** What CloudStack records for the cluster's version and its nodes' versions, as a sentence when it is not {@code target}. */
     Optional<String> staleRecord(String clusterId, List<String> nodes, String target) {
         KubernetesCluster cluster = cluster(clusterId, nodes);
@@ -113,7 +98,7 @@ final class CloudStackIsoExecutor {
     }
 
     String startAttach(Attachment attachment) {
-        return access.client().startAttachIso(attachment.isoId(), attachment.vmId());
+        return client().startAttachIso(attachment.isoId(), attachment.vmId());
     }
 
     String startDetach(String vmId) {
@@ -125,20 +110,9 @@ final class CloudStackIsoExecutor {
         return errorText != null && errorText.contains(CloudStackException.NO_ISO_ATTACHED);
     }
 
-    /**
-     * One look at a job; empty when CloudStack no longer knows it: AsyncJobManagerImpl's GC task
-     * expunges a finished job job.expire.minutes (a day by default) after it ended, so an operator
-     * that was away that long reads the VM instead.
-     */
-    Optional<AsyncJobResult> poll(String jobId) {
-        try {
-            return Optional.of(access.client().queryAsyncJob(jobId));
-        } catch (CloudStackException e) {
-            if (e.isUnknownId()) {
-                return Optional.empty();
-            }
-            throw e;
-        }
+    /** The client every CloudStack call of the executor goes through (the keys' Secret as it is now). */
+    CloudStackClient client() {
+        return access.client();
     }
 
     /** The operator's copy of CKS's node script. */

@@ -5,17 +5,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
-import dev.cks.nodeops.cloudstack.AsyncJobResult;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
-import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
-import dev.cks.nodeops.cloudstack.CloudStackResponses;
-import dev.cks.nodeops.cloudstack.JobWait;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
-import dev.cks.nodeops.cloudstack.LostAnswer;
-import dev.cks.nodeops.cloudstack.WriteFailure;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
@@ -36,13 +29,10 @@ final class UpgradeJobStep {
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
     static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
-    static final String ANSWER_LOST = "CloudStackAnswerLost";
     static final String UPGRADE_POD_NOT_RUNNING = "UpgradePodNotRunning";
     /** How long an upgrade Job's pod may take to start (an image pull among it) before the wait is named as one. */
     static final Duration POD_START_GRACE = Duration.ofMinutes(2);
     static final Duration POD_RECHECK = Duration.ofSeconds(15);
-    /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
-    static final Duration LOOK_FOR_LATE_REQUEST = Duration.ofMinutes(1);
 
     sealed interface Outcome {
     }
@@ -59,6 +49,7 @@ final class UpgradeJobStep {
 
     private final UpgradeJobs jobs;
     private final CloudStackIsoExecutor iso;
+    private final IsoAttachment isoAttachment;
     private final OperationRecorder recorder;
     private final StatusStore store;
     private final OperatorSettings settings;
@@ -67,6 +58,7 @@ final class UpgradeJobStep {
     UpgradeJobStep(UpgradeJobs jobs, CloudStackIsoExecutor iso, OperationRecorder recorder, StatusStore store, OperatorSettings settings) {
         this.jobs = jobs;
         this.iso = iso;
+        this.isoAttachment = new IsoAttachment(iso, recorder, store, RECHECK_CLOUDSTACK);
         this.recorder = recorder;
         this.store = store;
         this.settings = settings;
@@ -133,7 +125,7 @@ final class UpgradeJobStep {
         boolean usesIso = upgrade.getSpec().getExecutor().getType() == UpgradeExecutor.Type.CloudStackIso;
         try {
             if (usesIso && (node.getIsoState() == null || node.getIsoState() == IsoState.Attaching)) {
-                return attach(upgrade, node, now);
+                return isoAttachment.attach(upgrade, node, now);
             }
             String namespace = settings.namespace();
             String jobName = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
@@ -147,10 +139,10 @@ final class UpgradeJobStep {
                 }
                 if (usesIso) {
                     // Detached whether the Job worked or not: a VM keeps no CD-ROM of ours.
-                    startDetaching(node);
+                    IsoAttachment.startDetaching(node);
                 }
             }
-            Optional<Outcome> detaching = usesIso ? detach(upgrade, node, now) : Optional.empty();
+            Optional<Outcome> detaching = usesIso ? isoAttachment.detach(upgrade, node, now) : Optional.empty();
             return detaching.orElseGet(() -> jobOutcome(job, namespace, jobName, node));
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
             recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer while node " + node.getName()
@@ -197,288 +189,16 @@ final class UpgradeJobStep {
 
     /**
      * Before a failed node is given up: an ISO of ours still attached (or being attached) is detached
-     * first. Empty when none is left; a detach CloudStack refuses is reported, not retried forever.
+     * first. Empty when none is left.
      */
     Optional<Step> detachBeforeGivingUp(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (node.getIsoState() == null || node.getIsoState() == IsoState.Detached) {
-            return Optional.empty();
-        }
         try {
-            // An attach still under way must end before the detach is asked for, or the ISO arrives after it.
-            Optional<Outcome> attaching = pendingAttach(upgrade, node, now);
-            if (attaching.isPresent() && attaching.get() instanceof Continue pending && node.getIsoState() == IsoState.Attaching) {
-                return Optional.of(pending.step());
-            }
-            if (node.getIsoState() != IsoState.Detaching) {
-                startDetaching(node);
-            }
-            Optional<Outcome> detaching = detach(upgrade, node, now);
-            if (detaching.isPresent() && detaching.get() instanceof Continue pending) {
-                return Optional.of(pending.step());
-            }
-            if (detaching.isPresent() && detaching.get() instanceof NodeFailed failed) {
-                recorder.warning(upgrade, "IsoNotDetached", failed.error());
-                node.setIsoState(IsoState.Detached);
-            }
-            return Optional.empty();
+            return isoAttachment.detachBeforeGivingUp(upgrade, node, now);
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
             recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "The ISO of failed node " + node.getName() + " is detached once CloudStack answers ("
                     + e.getMessage() + ").", now);
             return Optional.of(Step.after(RECHECK_CLOUDSTACK));
         }
-    }
-
-    /**
-     * attachIso, sent once: its time is written to status before it is sent and its job id right after.
-     * A job CloudStack no longer knows, or a request without a job id (the answer lost, or the operator
-     * stopped in between), is looked up: the VM's ISO, then the key's attachIso jobs, then time.
-     */
-    private Outcome attach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        Optional<Outcome> pending = pendingAttach(upgrade, node, now);
-        if (pending.isPresent()) {
-            return pending.get();
-        }
-        NodeUpgradeStatus status = upgrade.getStatus();
-        KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
-        status.setClusterId(cluster.id());
-        CloudStackIsoExecutor.Attachment attachment;
-        try {
-            attachment = iso.choose(cluster, node.getName(), versionId(upgrade), upgrade.getSpec().getTargetVersion());
-        } catch (CloudStackIsoExecutor.Refused refused) {
-            return new NodeFailed(refused.getMessage());
-        }
-        Optional<String> carried = iso.attachedIso(cluster, attachment.vmId());
-        node.setVmId(attachment.vmId());
-        node.setIsoId(attachment.isoId());
-        if (carried.isPresent() && carried.get().equals(attachment.isoId())) {
-            // Attached already (a run before this one): nothing to ask.
-            return attached(upgrade, node);
-        }
-        if (carried.isPresent()) {
-            return new NodeFailed("VM " + attachment.vmId() + " of node " + node.getName() + " already has ISO " + carried.get()
-                    + " attached; a VM has one CD-ROM. Detach it in CloudStack (detachIso), then retry the NodeUpgrade.");
-        }
-        // Persist before act: from here on a restart looks at CloudStack instead of asking again.
-        node.setIsoState(IsoState.Attaching);
-        node.setIsoJobId(null);
-        node.setIsoRequestedAt(Timestamps.format(now));
-        store.persist(upgrade);
-        KillPoint.NODEUPGRADE_ISO_INTENT.reached();
-        String jobId;
-        try {
-            jobId = iso.startAttach(attachment);
-        } catch (CloudStackException e) {
-            return writeFailed(upgrade, node, "attachIso", e, now, () -> {
-                node.setIsoState(IsoState.Detached);
-                return new NodeFailed("CloudStack refused to attach ISO " + attachment.isoId() + " to VM " + attachment.vmId() + " of node "
-                        + node.getName() + ": " + e.getMessage());
-            });
-        }
-        KillPoint.NODEUPGRADE_ISO_ATTACH_ANSWERED.reached();
-        node.setIsoJobId(jobId);
-        store.persist(upgrade);
-        return new Continue(Step.after(JobWait.FIRST_POLL));
-    }
-
-    /** The attach already asked for, followed: its job, or what CloudStack shows of it. Empty when none was asked for. */
-    private Optional<Outcome> pendingAttach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (node.getIsoState() != IsoState.Attaching) {
-            return Optional.empty();
-        }
-        if (node.getIsoJobId() != null) {
-            Optional<AsyncJobResult> known = iso.poll(node.getIsoJobId());
-            if (known.isPresent()) {
-                return Optional.of(attachJob(upgrade, node, known.get(), now));
-            }
-            // CloudStack expunges a job's record a day after it ended (job.expire.minutes): that one is over,
-            // so the VM says what happened, and asking again repeats nothing that took effect.
-            node.setIsoJobId(null);
-            node.setIsoRequestedAt(null);
-            return Optional.empty();
-        }
-        if (node.getIsoRequestedAt() == null) {
-            return Optional.empty();
-        }
-        NodeUpgradeStatus status = upgrade.getStatus();
-        KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
-        boolean carried = iso.attachedIso(cluster, node.getVmId()).filter(node.getIsoId()::equals).isPresent();
-        LostAnswer.Verdict verdict = iso.lostAnswer(CloudStackCommand.ATTACH_ISO, carried, Timestamps.parse(node.getIsoRequestedAt()), now);
-        if (verdict instanceof LostAnswer.Done) {
-            KillPoint.NODEUPGRADE_ISO_ATTACHED.reached();
-            return Optional.of(attached(upgrade, node));
-        }
-        return Optional.of(followLostAnswer(upgrade, node, verdict, "attachIso", now));
-    }
-
-    private Outcome attachJob(NodeUpgrade upgrade, UpgradeNodeStatus node, AsyncJobResult job, Instant now) {
-        if (job.isPending()) {
-            return jobRuns(upgrade, node, "Attaching ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node " + node.getName(), now);
-        }
-        if (job.failed()) {
-            CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
-            node.setIsoState(IsoState.Detached);
-            return new NodeFailed("CloudStack job " + node.getIsoJobId() + " could not attach ISO " + node.getIsoId() + " to VM "
-                    + node.getVmId() + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode() + ").");
-        }
-        KillPoint.NODEUPGRADE_ISO_ATTACHED.reached();
-        return attached(upgrade, node);
-    }
-
-    private Outcome attached(NodeUpgrade upgrade, UpgradeNodeStatus node) {
-        node.setIsoState(IsoState.Attached);
-        node.setIsoJobId(null);
-        node.setIsoRequestedAt(null);
-        recorder.event(upgrade, "IsoAttached", "Attached ISO " + node.getIsoId() + " to VM " + node.getVmId() + " of node " + node.getName() + ".");
-        return new Continue(Step.next());
-    }
-
-    /** The Job is over (or the node is given up): the ISO comes off next. */
-    private static void startDetaching(UpgradeNodeStatus node) {
-        node.setIsoState(IsoState.Detaching);
-        node.setIsoJobId(null);
-        node.setIsoRequestedAt(null);
-    }
-
-    /**
-     * Empty once the ISO is detached; a Continue while CloudStack works on it; NodeFailed when CloudStack
-     * refuses. detachIso is sent once, recorded and looked up as the attach is; a VM without an ISO, or
-     * CloudStack's "no ISO attached" answer, counts as detached.
-     */
-    private Optional<Outcome> detach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        if (node.getIsoJobId() != null) {
-            Optional<AsyncJobResult> known = iso.poll(node.getIsoJobId());
-            if (known.isPresent()) {
-                return detachJob(upgrade, node, known.get(), now);
-            }
-            // CloudStack expunges a job's record a day after it ended (job.expire.minutes): that one is over,
-            // so the VM says what happened, and asking again repeats nothing that took effect.
-            node.setIsoJobId(null);
-            node.setIsoRequestedAt(null);
-        }
-        NodeUpgradeStatus status = upgrade.getStatus();
-        KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
-        boolean bare = iso.attachedIso(cluster, node.getVmId()).isEmpty();
-        if (node.getIsoRequestedAt() != null) {
-            LostAnswer.Verdict verdict = iso.lostAnswer(CloudStackCommand.DETACH_ISO, bare, Timestamps.parse(node.getIsoRequestedAt()), now);
-            if (verdict instanceof LostAnswer.Done) {
-                detached(upgrade, node);
-                return Optional.empty();
-            }
-            return Optional.of(followLostAnswer(upgrade, node, verdict, "detachIso", now));
-        }
-        if (bare) {
-            // Nothing to take off (a run before this one detached it, or someone did by hand): nothing to ask.
-            detached(upgrade, node);
-            return Optional.empty();
-        }
-        node.setIsoRequestedAt(Timestamps.format(now));
-        store.persist(upgrade);
-        String jobId;
-        try {
-            jobId = iso.startDetach(node.getVmId());
-        } catch (CloudStackException e) {
-            if (e.isNoIsoAttached()) {
-                detached(upgrade, node);
-                return Optional.empty();
-            }
-            return Optional.of(writeFailed(upgrade, node, "detachIso", e, now, () -> new NodeFailed("CloudStack refused to detach ISO "
-                    + node.getIsoId() + " from VM " + node.getVmId() + " of node " + node.getName() + ": " + e.getMessage() + " Detach it in CloudStack.")));
-        }
-        KillPoint.NODEUPGRADE_ISO_DETACH_ANSWERED.reached();
-        node.setIsoJobId(jobId);
-        store.persist(upgrade);
-        return Optional.of(new Continue(Step.after(JobWait.FIRST_POLL)));
-    }
-
-    private Optional<Outcome> detachJob(NodeUpgrade upgrade, UpgradeNodeStatus node, AsyncJobResult job, Instant now) {
-        if (job.isPending()) {
-            return Optional.of(jobRuns(upgrade, node, "Detaching ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node " + node.getName(), now));
-        }
-        if (job.failed() && !CloudStackIsoExecutor.foundNoIso(CloudStackResponses.jobError(job).errorText())) {
-            CloudStackResponses.ApiError error = CloudStackResponses.jobError(job);
-            return Optional.of(new NodeFailed("CloudStack job " + node.getIsoJobId() + " could not detach ISO " + node.getIsoId() + " from VM "
-                    + node.getVmId() + " of node " + node.getName() + ": " + error.errorText() + " (error " + error.errorCode()
-                    + "). Detach it in CloudStack."));
-        }
-        KillPoint.NODEUPGRADE_ISO_DETACHED.reached();
-        detached(upgrade, node);
-        return Optional.empty();
-    }
-
-    /** The node's ISO job still runs: looked at less often the longer it runs, never assumed over. */
-    private Continue jobRuns(NodeUpgrade upgrade, UpgradeNodeStatus node, String doing, Instant now) {
-        Instant since = Timestamps.parse(node.getIsoRequestedAt());
-        recorder.progressing(upgrade, "Upgrading", JobWait.pending(doing + " (CloudStack job " + node.getIsoJobId() + ")", node.getIsoJobId(), since, now), now);
-        return new Continue(Step.after(JobWait.pollInterval(since, now)));
-    }
-
-    private void detached(NodeUpgrade upgrade, UpgradeNodeStatus node) {
-        node.setIsoState(IsoState.Detached);
-        node.setIsoJobId(null);
-        node.setIsoRequestedAt(null);
-        recorder.event(upgrade, "IsoDetached", "Detached ISO " + node.getIsoId() + " from VM " + node.getVmId() + " of node " + node.getName() + ".");
-    }
-
-    /**
-     * Acts on what CloudStack shows of an attach or detach whose answer was lost, when it is not done
-     * yet: a job of the command still running (waited for); a failed one (recorded and followed, so its
-     * failure is reported — conservative: with several nodes at once it may be another node's); not yet
-     * (the request may still arrive); or never arrived (the request time is cleared, so the next step
-     * sends it again).
-     */
-    private Outcome followLostAnswer(NodeUpgrade upgrade, UpgradeNodeStatus node, LostAnswer.Verdict verdict, String command, Instant now) {
-        if (verdict instanceof LostAnswer.NotYet notYet) {
-            recorder.waiting(upgrade, ANSWER_LOST, "CloudStack shows no job and no effect of the " + command + " for node " + node.getName()
-                    + " yet; the request could still reach it until " + Timestamps.format(notYet.until()) + ", so it is not sent again before then.", now);
-            Instant next = now.plus(LOOK_FOR_LATE_REQUEST);
-            return new Continue(Step.at(next.isBefore(notYet.until()) ? next : notYet.until(), now));
-        }
-        if (verdict instanceof LostAnswer.NeverArrived) {
-            node.setIsoRequestedAt(null);
-            store.persist(upgrade);
-            recorder.event(upgrade, "RequestResent", "CloudStack never received the " + command + " for node " + node.getName()
-                    + " (no job, no effect, and the request can no longer be taken); sending it again.");
-            return new Continue(Step.next());
-        }
-        if (verdict instanceof LostAnswer.Running running) {
-            // Not adopted: attachIso/detachIso jobs do not name their VM while they run, and with maxUnavailable
-            // another node's may be running. The VM decides once the running jobs are over.
-            Instant since = Timestamps.parse(node.getIsoRequestedAt());
-            recorder.progressing(upgrade, "Upgrading", JobWait.pending("CloudStack runs " + command + " job " + running.jobId() + " since the "
-                    + command + " for node " + node.getName() + " whose answer was lost; waiting for it before deciding", running.jobId(), since, now), now);
-            return new Continue(Step.after(JobWait.pollInterval(since, now)));
-        }
-        String jobId = ((LostAnswer.Failed) verdict).job().jobId();
-        node.setIsoJobId(jobId);
-        store.persist(upgrade);
-        recorder.progressing(upgrade, "Upgrading", "Found CloudStack job " + jobId + " of the " + command + " for node " + node.getName()
-                + ", whose answer was lost; following it.", now);
-        return new Continue(Step.next());
-    }
-
-    /**
-     * A write that did not go through: refused for good (the caller's failure), refused for now (nothing
-     * reached CloudStack: asked again later), or unknown (looked up from the next step on).
-     */
-    private Outcome writeFailed(NodeUpgrade upgrade, UpgradeNodeStatus node, String command, CloudStackException e, Instant now,
-            Supplier<Outcome> refused) {
-        return switch (WriteFailure.of(e)) {
-            case REFUSED -> {
-                node.setIsoRequestedAt(null);
-                yield refused.get();
-            }
-            case REFUSED_FOR_NOW -> {
-                node.setIsoRequestedAt(null);
-                recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "CloudStack turned " + command + " for node " + node.getName()
-                        + " away before acting on it (" + e.getMessage() + "); asking again in " + RECHECK_CLOUDSTACK.toSeconds() + "s.", now);
-                yield new Continue(Step.after(RECHECK_CLOUDSTACK));
-            }
-            case UNKNOWN -> {
-                recorder.waiting(upgrade, ANSWER_LOST, "CloudStack's answer to the " + command + " for node " + node.getName() + " was lost ("
-                        + e.getMessage() + "); it may have been done, so the VM and the key's jobs are read before anything is asked again.", now);
-                yield new Continue(Step.after(JobWait.FIRST_POLL));
-            }
-        };
     }
 
     /**

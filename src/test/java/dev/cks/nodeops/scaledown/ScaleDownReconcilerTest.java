@@ -396,7 +396,7 @@ class ScaleDownReconcilerTest {
         scaleDown.setStatus(Serialization.unmarshal(store.last(), ScaleDownStatus.class));
         restartOperator();
 
-        reconcileUntil("looking", s -> condition(Conditions.WAITING).getReason().equals(ScaleDownRemoval.ANSWER_LOST));
+        reconcileUntil("looking", s -> condition(Conditions.WAITING).getReason().equals(dev.cks.nodeops.operation.CloudStackWrite.ANSWER_LOST));
         assertThat(condition(Conditions.WAITING).getMessage()).contains("could still reach it until");
         ScaleDownStatus status = reconcileToEnd();
 

@@ -893,10 +893,10 @@ class NodeUpgradeReconcilerTest {
         assertThat(jobs.nodesWithJobs()).as("one upgrade Job per node").doesNotHaveDuplicates().hasSize(3);
         if (failure == IsoFault.THROTTLED) {
             assertThat(reasons).as("turned away before execution: asked again later, never looked up").contains(UpgradeJobStep.CLOUDSTACK_UNAVAILABLE)
-                    .doesNotContain(UpgradeJobStep.ANSWER_LOST);
+                    .doesNotContain(dev.cks.nodeops.operation.CloudStackWrite.ANSWER_LOST);
             assertThat(simulator.calls("listAsyncJobs")).isEmpty();
         } else {
-            assertThat(reasons).as("the outcome was unknown and looked up").contains(UpgradeJobStep.ANSWER_LOST);
+            assertThat(reasons).as("the outcome was unknown and looked up").contains(dev.cks.nodeops.operation.CloudStackWrite.ANSWER_LOST);
             assertThat(simulator.calls("listAsyncJobs")).as("CloudStack's jobs read for each node's lost answer").hasSizeGreaterThanOrEqualTo(3);
         }
         assertThat(events.all()).filteredOn(e -> e.reason().equals("RequestResent")).as("sent again only when it provably never arrived")
