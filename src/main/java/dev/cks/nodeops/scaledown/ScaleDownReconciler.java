@@ -79,7 +79,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         this.planner = new ScaleDownPlanner(work, cloudStack, RECHECK_CLOUDSTACK.toSeconds());
         this.rollback = new ScaleDownRollback(work, recorder, store, planner);
         this.drains = new ScaleDownDrains(settings, work, recorder, planner, rollback, RECHECK_CLOUDSTACK);
-        this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, RECHECK_CLOUDSTACK);
+        this.removal = new ScaleDownRemoval(cloudStack, work, recorder, store, rollback, RECHECK_CLOUDSTACK);
     }
 
     @Override
@@ -237,7 +237,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         status.setCurrentNode(null);
         recorder.event(resource, "AllDrained", "Every node is drained: " + status.getTargetNodes() + ".");
         recorder.progressing(resource, "Removing", "Every node is drained; removing them (" + resource.getSpec().getRemoval()
-                + "). Removal runs to the end even past the deadline.", now);
+                + "). Once CloudStack was asked, removal runs to the end even past the deadline.", now);
         return Step.next();
     }
 

@@ -42,14 +42,17 @@ final class ScaleDownRemoval {
     private final NodeWork work;
     private final OperationRecorder recorder;
     private final StatusStore store;
+    private final ScaleDownRollback rollback;
     private final Duration recheckCloudStack;
     private final CloudStackWrite writes;
 
-    ScaleDownRemoval(CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder, StatusStore store, Duration recheckCloudStack) {
+    ScaleDownRemoval(CloudStackAccess cloudStack, NodeWork work, OperationRecorder recorder, StatusStore store, ScaleDownRollback rollback,
+            Duration recheckCloudStack) {
         this.cloudStack = cloudStack;
         this.work = work;
         this.recorder = recorder;
         this.store = store;
+        this.rollback = rollback;
         this.recheckCloudStack = recheckCloudStack;
         this.writes = new CloudStackWrite(recheckCloudStack);
     }
@@ -62,6 +65,12 @@ final class ScaleDownRemoval {
     }
 
     Step step(ScaleDown resource, Instant now) {
+        Instant deadline = resource.getStatus().deadlineAt(now);
+        if (deadline != null && !now.isBefore(deadline) && nothingAskedOrRemoved(resource)) {
+            // Nothing is in CloudStack's hands yet: the nodes are given back rather than kept cordoned past the deadline.
+            return rollback.rollBack(resource, "DeadlinePassed", "The deadline " + resource.getStatus().getDeadline() + " (spec.timeoutSeconds) passed"
+                    + " after every node was drained but before CloudStack was asked to remove any" + lastWait(resource) + ".", now);
+        }
         try {
             return resource.getSpec().getRemoval() == ScaleDownSpec.Removal.DestroyVM ? destroyStep(resource, now) : scaleStep(resource, now);
         } catch (ClusterNotListed e) {
@@ -77,6 +86,26 @@ final class ScaleDownRemoval {
                     + e.getMessage() + "); asking again in " + recheckCloudStack.toSeconds() + "s.", now);
             return Step.after(recheckCloudStack);
         }
+    }
+
+    /**
+     * No write was sent or may still arrive, no VM was removed and no Node object deleted: giving the nodes back
+     * leaves everything as it was before the ScaleDown.
+     */
+    private boolean nothingAskedOrRemoved(ScaleDown resource) {
+        ScaleDownStatus status = resource.getStatus();
+        RemovalStatus removal = status.getRemoval();
+        if (removal != null && (removal.getRequestedAt() != null || removal.getJobId() != null)) {
+            return false;
+        }
+        return status.getNodes().stream().allMatch(node -> node.getPhase() != Phase.Removed && node.getRemovalRequestedAt() == null
+                && node.getRemovalJobId() == null && work.node(node.getName()).isPresent());
+    }
+
+    /** Why it waited, as the Waiting condition said, for the rollback's message. */
+    private static String lastWait(ScaleDown resource) {
+        return resource.getStatus().getConditions().stream().filter(c -> Conditions.WAITING.equals(c.getType()) && "True".equals(c.getStatus()))
+                .findFirst().map(c -> " (" + withoutFullStop(c.getMessage()) + ")").orElse("");
     }
 
     // ---- CloudStackScale ----------------------------------------------------------------------

@@ -44,9 +44,14 @@ final class ScaleDownRollback {
      * nothing removed. The rollback is written first, so a restart half-way finishes it.
      */
     Step rollBack(ScaleDown resource, ScaleDownNodeStatus failed, String reason, String why, Instant now) {
+        return rollBack(resource, reason, "Rolled back because of node " + failed.getName() + ": " + why, now);
+    }
+
+    /** {@link #rollBack(ScaleDown, ScaleDownNodeStatus, String, String, Instant)} for a cause that is no one node's. */
+    Step rollBack(ScaleDown resource, String reason, String cause, Instant now) {
         ScaleDownStatus.RollbackStatus rollback = new ScaleDownStatus.RollbackStatus();
         rollback.setReason(reason);
-        rollback.setCause("Rolled back because of node " + failed.getName() + ": " + why);
+        rollback.setCause(cause);
         resource.getStatus().setRollback(rollback);
         store.persist(resource);
         return finish(resource, now);

@@ -228,6 +228,18 @@ final class NodeUpgradePipeline {
     }
 
     /**
+     * The deadline passed before the node's upgrade started: it fails and is given back, unless its Job
+     * exists after all (created, then the operator stopped before recording it): then kubeadm may run, and
+     * the node goes on like any node whose upgrade runs.
+     */
+    Step giveUp(NodeUpgrade upgrade, UpgradeNodeStatus node, String error, Instant now) {
+        if (node.getPhase() == Phase.Upgrading && jobStep.jobExists(upgrade, node)) {
+            return step(upgrade, node, now);
+        }
+        return fail(upgrade, node, error, now);
+    }
+
+    /**
      * The node failed: the ISO is detached first (polled), then the node is given back (uncordoned unless
      * it was cordoned before; completedAt marks it given back). No further node starts; the upgrade fails
      * once the nodes still in progress are done. Re-entered until the ISO is gone.
@@ -273,6 +285,19 @@ final class NodeUpgradePipeline {
         if (node.getPhase() == Phase.Upgrading || node.getPhase() == Phase.WaitingReady) {
             Optional<String> orphaned = jobStep.orphanRunningJob(upgrade, node);
             orphaned.ifPresent(job -> KillPoint.NODEUPGRADE_JOB_ORPHANED.reached());
+            if (node.getIsoState() != null && node.getIsoState() != UpgradeNodeStatus.IsoState.Detached) {
+                // The ISO comes off only once kubeadm no longer reads it: the finalizer stays until the Job has ended.
+                if (orphaned.isPresent()) {
+                    recorder.event(upgrade, "IsoDetachAfterJob", "NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted while upgrade Job "
+                            + orphaned.get() + " runs on node " + node.getName() + "; ISO " + node.getIsoId() + " is detached from VM " + node.getVmId()
+                            + " once the Job has ended, then the NodeUpgrade goes.");
+                    return Optional.of(Step.after(UpgradeJobStep.POD_RECHECK));
+                }
+                Optional<Step> detaching = jobStep.detachBeforeGivingUp(upgrade, node, now);
+                if (detaching.isPresent()) {
+                    return detaching;
+                }
+            }
             recorder.warning(upgrade, "LeftCordoned", "NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted while node "
                     + node.getName() + " was being upgraded; the node is released but stays cordoned"
                     + orphaned.map(job -> ", and its upgrade Job " + job + " runs to its end").orElse("")

@@ -181,7 +181,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         RolloutGate.Round round = RolloutGate.round(upgrade.getSpec(), status, windows, ownNodes, owner(upgrade), now);
         List<Step> steps = new ArrayList<>();
         for (RolloutGate.Turn turn : round.turns()) {
-            steps.add(turn instanceof RolloutGate.GiveUp giveUp ? pipeline.fail(upgrade, giveUp.node(), giveUp.error(), now)
+            steps.add(turn instanceof RolloutGate.GiveUp giveUp ? pipeline.giveUp(upgrade, giveUp.node(), giveUp.error(), now)
                     : pipeline.step(upgrade, turn.node(), now));
         }
         status.setProgress(UpgradeProgress.progress(status.getNodes()));

@@ -92,7 +92,8 @@ final class RolloutGate {
         for (UpgradeNodeStatus node : selection.inProgress()) {
             // No new work past the deadline; a node whose upgrade runs (or that is restarting) finishes first,
             // bounded by its Job's activeDeadlineSeconds and readyTimeoutSeconds: it is never given back under kubeadm.
-            if (overdue && node.getPhase() != Phase.Failed && !UpgradeProgress.isUnderway(node)) {
+            // One whose upgrade never started (nothing asked of it or of CloudStack) is given back like a drained one.
+            if (overdue && node.getPhase() != Phase.Failed && (!UpgradeProgress.isUnderway(node) || UpgradeProgress.nothingStarted(node))) {
                 turns.add(new GiveUp(node, "The NodeUpgrade's deadline (spec.timeoutSeconds, " + status.getDeadline() + ") passed while node "
                         + node.getName() + " was " + node.getPhase() + "."));
             } else if (!(windows.goOn() instanceof WorkGate.Hold && atSafeBoundary(node))) {
@@ -127,7 +128,7 @@ final class RolloutGate {
     static boolean atSafeBoundary(UpgradeNodeStatus node) {
         return switch (node.getPhase()) {
             case Cordoned, Draining, Soaking -> true;
-            case Upgrading -> node.getJobName() == null && node.getIsoState() == null;
+            case Upgrading -> UpgradeProgress.nothingStarted(node);
             default -> false;
         };
     }

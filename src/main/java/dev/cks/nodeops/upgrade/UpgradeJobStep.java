@@ -306,6 +306,12 @@ final class UpgradeJobStep {
                 executor.getJobTimeoutSeconds(), configMap, key, arguments, ((ScriptTrust.Trusted) script).sha256())));
     }
 
+    /** Whether this run's upgrade Job of the node exists, recorded in status or not. */
+    boolean jobExists(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+        return jobs.find(settings.namespace(), UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken()))
+                .isPresent();
+    }
+
     /** The node's upgrade Job, if it still runs, orphaned so that deleting the NodeUpgrade does not delete it; its name. */
     Optional<String> orphanRunningJob(NodeUpgrade upgrade, UpgradeNodeStatus node) {
         String name = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());

@@ -26,6 +26,15 @@ public final class UpgradeProgress {
         return node.getPhase() == Phase.Upgrading || node.getPhase() == Phase.WaitingReady;
     }
 
+    /**
+     * Upgrading, but nothing was asked of the node or of CloudStack yet: no Job recorded and no ISO attach in
+     * flight (CloudStack unreachable right after the drain, say). Such a node may still be given back.
+     */
+    public static boolean nothingStarted(UpgradeNodeStatus node) {
+        return node.getPhase() == Phase.Upgrading && node.getJobName() == null && (node.getIsoState() == null
+                || node.getIsoState() == UpgradeNodeStatus.IsoState.Attaching && node.getIsoRequestedAt() == null && node.getIsoJobId() == null);
+    }
+
     /** "done/selected", e.g. "3/5"; skipped nodes count as done. */
     public static String progress(List<UpgradeNodeStatus> nodes) {
         return nodes.stream().filter(UpgradeProgress::isFinished).count() + "/" + nodes.size();
