@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * and prose such as "a Warning event (reason `X`)", "the `X` event", "condition `X`".
  */
 class VocabularyDocTest {
-    private static final Pattern EVENT_CALL = Pattern.compile("\\.(?:normal|warning|event)\\(\\s*\\w+\\s*,\\s*(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
+    private static final Pattern EVENT_CALL = Pattern.compile("\\.(?:normal|warning|event)\\(\\s*(?:\\w+\\s*,\\s*)?(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern CONDITION_CALL = Pattern.compile("Conditions\\.set(?:Unknown)?\\([^,]+,\\s*(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern STRING_CONSTANT = Pattern.compile("static final String ([A-Z_][A-Z0-9_]*)\\s*=\\s*\"(\\w+)\"");
     private static final Pattern DESCRIBED_EVENT = Pattern.compile("^\\s+(Normal|Warning)\\s+([A-Z]\\w+)\\s");
