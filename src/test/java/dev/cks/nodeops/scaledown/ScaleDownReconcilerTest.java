@@ -258,6 +258,25 @@ class ScaleDownReconcilerTest {
         assertThat(calls("scaleKubernetesCluster")).isEqualTo(1);
     }
 
+    /**
+     * Shape: one CKS cluster. Actor: CloudStack, unreachable once every node is drained. Before, the ScaleDown
+     * waited in Removing past its deadline with every node cordoned, as long as CloudStack stayed away.
+     */
+    @Test
+    void theDeadlinePassingBeforeAnyRemovalWasSentRollsBack() {
+        create(List.of(W1), spec -> spec.setTimeoutSeconds(120));
+        reconcileUntil("removing", s -> s.getPhase() == ScaleDownStatus.Phase.Removing);
+        cloudStack.close();
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.RolledBack);
+        assertThat(condition(Conditions.ROLLED_BACK).getReason()).isEqualTo("DeadlinePassed");
+        assertThat(condition(Conditions.ROLLED_BACK).getMessage()).contains("before CloudStack was asked").contains("Nothing was removed");
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.node(W1)).isPresent();
+    }
+
     @Test
     void aNodeThatCannotBeCordonedRollsBackWhatWasCordoned() {
         nodes.refuseCordon(W2, "Node " + W2 + " could not be cordoned: nodes is forbidden");

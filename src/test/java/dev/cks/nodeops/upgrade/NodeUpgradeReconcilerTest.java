@@ -668,6 +668,53 @@ class NodeUpgradeReconcilerTest {
         assertThat(events.all()).filteredOn(e -> e.reason().equals("LeftCordoned")).last().satisfies(e -> assertThat(e.message()).contains("runs to its end"));
     }
 
+    /**
+     * Shape: one CKS cluster, CloudStackIso. Actor: CloudStack, unreachable right after the drain. Before,
+     * the node sat cordoned in Upgrading past the deadline for as long as CloudStack stayed away.
+     */
+    @Test
+    void cloudStackUnreachableRightAfterTheDrainGivesTheNodeBackAtTheDeadline() {
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1).andThen(spec -> spec.setTimeoutSeconds(600)));
+        reconcileUntil("drained", s -> node(W1).getPhase() == Phase.Upgrading);
+        cloudStack.close();
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(W1).getError()).contains("deadline");
+        assertThat(nodes.isCordoned(W1)).as("nothing was asked of the node or of CloudStack: given back").isFalse();
+        assertThat(nodes.ours(W1)).isEmpty();
+        assertThat(jobs.onNode(settings.namespace(), W1)).as("no upgrade Job was made").isEmpty();
+    }
+
+    /**
+     * Shape: CloudStackIso. Actor: a person (or a GitOps prune) deleting the NodeUpgrade while kubeadm runs.
+     * Before, the ISO stayed attached to the VM for good.
+     */
+    @Test
+    void aCloudStackIsoUpgradeDeletedWhileItsJobRunsDetachesTheIsoOnceTheJobHasEnded() {
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+        jobsFinish = false;
+        reconcileUntil("job running", s -> node(W1).getJobName() != null);
+        String vm = node(W1).getVmId();
+        assertThat(simulator.vm(vm).isoId()).isNotNull();
+
+        assertThat(reconciler.cleanup(upgrade, null).isRemoveFinalizer()).as("kept while kubeadm reads the ISO").isFalse();
+        assertThat(simulator.calls("detachIso")).isEmpty();
+        assertThat(events.reasons()).contains("IsoDetachAfterJob");
+
+        jobs.finish(W1, true);
+        boolean removed = false;
+        for (int i = 0; i < 20 && !removed; i++) {
+            removed = reconciler.cleanup(upgrade, null).isRemoveFinalizer();
+            clock.advance(java.time.Duration.ofSeconds(5));
+        }
+        assertThat(removed).isTrue();
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.vm(vm).isoId()).isNull();
+        assertThat(nodes.isCordoned(W1)).as("released, left cordoned as documented").isTrue();
+    }
+
     // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------
 
     enum Scenario { SCRIPT, CLOUDSTACK_ISO, JOB_FAILS, DELETED }
