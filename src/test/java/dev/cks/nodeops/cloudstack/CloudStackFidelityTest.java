@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -419,6 +420,38 @@ class CloudStackFidelityTest {
         assertThat(simulator.findVm(worker)).isEmpty();
         assertThat(simulator.calls("listAsyncJobs")).singleElement()
                 .satisfies(call -> assertThat(call.param("startdate")).isEqualTo("2026-01-01"));
+    }
+
+    /**
+     * QueryManagerImpl.searchForAsyncJobsInternal with AccountManagerImpl.buildACLSearchParameters: the
+     * caller's account goes into permittedAccounts, so another user's (another key's) job of the same
+     * account is listed, another account's is not, and a root admin without listall sees only its own account.
+     */
+    @Test
+    void listsEveryJobOfTheCallersAccountWhicheverKeyStartedIt() {
+        SimulatedAccount tenant = user("tenant");
+        SimulatedAccount ui = simulator.addUser(tenant, "ui-user");
+        SimulatedAccount other = user("other");
+        SimulatedCluster mine = simulator.addCluster("mine", Owner.of(tenant), 1, 2);
+        SimulatedCluster theirs = simulator.addCluster("theirs", Owner.of(other), 1, 2);
+        String fromUi = clientFor(ui).startScaleKubernetesCluster(mine.id(), List.of(mine.vmIds().get(1)));
+        clientFor(other).startScaleKubernetesCluster(theirs.id(), List.of(theirs.vmIds().get(1)));
+
+        assertThat(clientFor(tenant).listAsyncJobs(time.instant())).extracting(AsyncJobResult::jobId).containsExactly(fromUi);
+        assertThat(admin.listAsyncJobs(time.instant())).isEmpty();
+    }
+
+    /** DynamicRoleBasedAPIAccessChecker.checkAccess looks up the role of the user's account: every key of the account shares it. */
+    @Test
+    void aSecondUserOfAnAccountHasTheAccountsRole() {
+        SimulatedAccount tenant = user("tenant");
+        simulator.restrictApis(tenant, Set.of("listVirtualMachines"));
+        SimulatedAccount second = simulator.addUser(tenant, "second");
+
+        CloudStackException refused = catchThrowableOfType(CloudStackException.class,
+                () -> clientFor(second).listKubernetesClusters(OwnerScope.CALLER));
+
+        assertThat(refused.errorCode()).isEqualTo(432);
     }
 
     @Test

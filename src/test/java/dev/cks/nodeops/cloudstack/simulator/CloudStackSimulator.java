@@ -84,10 +84,10 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final Map<String, SimulatedVm> vms = new LinkedHashMap<>();
     /** VMs expunged: gone from every list, but their ids still translate, as findByUuidIncludingRemoved does. */
     private final Set<String> expungedVmIds = ConcurrentHashMap.newKeySet();
-    /** Accounts whose role allows only some APIs (DynamicRoleBasedAPIAccessChecker); absent = all. */
-    private final Map<String, Set<String>> allowedApisByApiKey = new ConcurrentHashMap<>();
-    /** Accounts with allow.user.expunge.recover.vm set. */
-    private final Set<String> userExpungeAllowedByApiKey = ConcurrentHashMap.newKeySet();
+    /** Accounts (by {@link SimulatedAccount#accountKey}) whose role allows only some APIs (DynamicRoleBasedAPIAccessChecker); absent = all. */
+    private final Map<String, Set<String>> allowedApisByAccount = new ConcurrentHashMap<>();
+    /** Accounts with allow.user.expunge.recover.vm set (an account-scoped setting). */
+    private final Set<String> userExpungeAllowedAccounts = ConcurrentHashMap.newKeySet();
     private final Map<String, SimulatedCluster> clusters = new LinkedHashMap<>();
     private final Map<String, SimulatedVersion> versions = new LinkedHashMap<>();
     private final Map<String, SimulatedJob> jobs = new ConcurrentHashMap<>();
@@ -196,24 +196,38 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     public SimulatedAccount addAccount(String name, String domainId, String apiKey, String secretKey, boolean admin) {
         SimulatedAccount account = new SimulatedAccount(name, domainId, domainId.equals(ROOT_DOMAIN_ID) ? "ROOT" : "sub",
-                apiKey, secretKey, admin);
+                apiKey, secretKey, admin, name);
         accountsByApiKey.put(apiKey, account);
         return account;
     }
 
-    /** The account's role allows only these APIs; any other answers 432 as DynamicRoleBasedAPIAccessChecker does. */
+    /**
+     * Another user of {@code account} with its own key pair (a second CKS cluster's key, the UI's user):
+     * the account's resources, jobs, role and settings are shared, only the key and the user differ.
+     */
+    public SimulatedAccount addUser(SimulatedAccount account, String userName) {
+        SimulatedAccount user = new SimulatedAccount(account.name(), account.domainId(), account.domainName(),
+                "sim-api-key-" + newId(), "sim-secret-key-" + newId(), account.admin(), userName);
+        accountsByApiKey.put(user.apiKey(), user);
+        return user;
+    }
+
+    /**
+     * The account's role allows only these APIs; any other answers 432 as DynamicRoleBasedAPIAccessChecker
+     * does. The role is the account's, so every user of the account is restricted alike.
+     */
     public void restrictApis(SimulatedAccount account, Set<String> apiNames) {
         Set<String> lower = new HashSet<>();
         apiNames.forEach(name -> lower.add(name.toLowerCase(Locale.ROOT)));
-        allowedApisByApiKey.put(account.apiKey(), Set.copyOf(lower));
+        allowedApisByAccount.put(account.accountKey(), Set.copyOf(lower));
     }
 
     /** allow.user.expunge.recover.vm for a non-admin account (admins may always expunge). */
     public void allowUserExpunge(SimulatedAccount account, boolean allowed) {
         if (allowed) {
-            userExpungeAllowedByApiKey.add(account.apiKey());
+            userExpungeAllowedAccounts.add(account.accountKey());
         } else {
-            userExpungeAllowedByApiKey.remove(account.apiKey());
+            userExpungeAllowedAccounts.remove(account.accountKey());
         }
     }
 
@@ -500,7 +514,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     private boolean mayCall(SimulatedAccount account, String command) {
-        Set<String> allowed = allowedApisByApiKey.get(account.apiKey());
+        Set<String> allowed = allowedApisByAccount.get(account.accountKey());
         String lower = command.toLowerCase(Locale.ROOT);
         return IMPLEMENTED.contains(lower) && (allowed == null || allowed.contains(lower));
     }
@@ -746,7 +760,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         if (cloudStackVersion != null) {
             capability.put("cloudstackversion", cloudStackVersion);
         }
-        capability.put("allowuserexpungerecovervm", caller.admin() || userExpungeAllowedByApiKey.contains(caller.apiKey()));
+        capability.put("allowuserexpungerecovervm", caller.admin() || userExpungeAllowedAccounts.contains(caller.accountKey()));
         capability.put("kubernetesserviceenabled", true);
         ObjectNode inner = json.createObjectNode();
         inner.set("capability", capability);
@@ -754,8 +768,11 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     /**
-     * ListAsyncJobsCmd: the caller's jobs (an admin with listall sees all); startdate is a day
-     * (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd; the simulator's zone is UTC).
+     * ListAsyncJobsCmd and QueryManagerImpl.searchForAsyncJobsInternal: the jobs of the caller's
+     * account, whichever of its users (API keys) started them (AccountManagerImpl.buildACLSearchParameters
+     * puts the caller's account, not the user, in permittedAccounts); a root admin with listall sees
+     * every account's. startdate is a day (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd;
+     * the simulator's zone is UTC).
      */
     private Answer listAsyncJobs(Map<String, String> params, SimulatedAccount caller) {
         Instant since = Instant.EPOCH;
@@ -770,7 +787,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         boolean all = caller.admin() && "true".equalsIgnoreCase(params.get("listall"));
         Instant from = since;
         List<ObjectNode> matching = jobs.values().stream()
-                .filter(job -> all || job.owner.apiKey().equals(caller.apiKey()))
+                .filter(job -> all || job.owner.sameAccountAs(caller))
                 .filter(job -> !job.started.isBefore(from))
                 .sorted(Comparator.comparing(job -> job.started))
                 .map(this::jobJson).toList();
@@ -1074,7 +1091,7 @@ public final class CloudStackSimulator implements AutoCloseable {
                 throw jobInternalError("Instance is a part of a Kubernetes cluster: " + cluster(vm.clusterId()).name()
                         + ". Use Instance delete option from Kubernetes cluster details or scale API for Kubernetes clusters with 'nodeids' to destroy the instance.");
             }
-            if (expunge && !caller.admin() && !userExpungeAllowedByApiKey.contains(caller.apiKey())) {
+            if (expunge && !caller.admin() && !userExpungeAllowedAccounts.contains(caller.accountKey())) {
                 throw jobInternalError("Parameter expunge can be passed by Admin only. Or when the allow.user.expunge.recover.vm key is set.");
             }
             return new JobWork(() -> {
@@ -1210,12 +1227,14 @@ public final class CloudStackSimulator implements AutoCloseable {
         };
     }
 
-    /** AsyncJobJoinDaoImpl.newAsyncJobResponse. */
+    /** AsyncJobJoinDaoImpl.newAsyncJobResponse: the job's account, domain and user (async_job_view's user_uuid). */
     private ObjectNode jobJson(SimulatedJob job) {
         ObjectNode node = json.createObjectNode();
         node.put("accountid", accountId(job.owner));
         node.put("account", job.owner.name());
         node.put("domainid", job.owner.domainId());
+        node.put("domainpath", ROOT_DOMAIN_ID.equals(job.owner.domainId()) ? "ROOT" : "ROOT/" + job.owner.domainName());
+        node.put("userid", userId(job.owner));
         node.put("cmd", commandClass(job.command, job.owner.admin()));
         node.put("created", CLOUDSTACK_TIME.format(job.started.atOffset(ZoneOffset.UTC)));
         if (job.completed != null) {
@@ -1237,9 +1256,15 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     private final Map<String, String> accountIds = new ConcurrentHashMap<>();
+    private final Map<String, String> userIds = new ConcurrentHashMap<>();
 
     private String accountId(SimulatedAccount account) {
-        return accountIds.computeIfAbsent(account.apiKey(), key -> newId());
+        return accountIds.computeIfAbsent(account.accountKey(), key -> newId());
+    }
+
+    /** The uuid of the user a key belongs to. */
+    public String userId(SimulatedAccount user) {
+        return userIds.computeIfAbsent(user.apiKey(), key -> newId());
     }
 
     // ---- Lookups and access -------------------------------------------------------------------
