@@ -217,9 +217,12 @@ class CloudStackFidelityTest {
         assertThat(simulator.findVm(external.id())).isPresent();
     }
 
-    /** RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId: the job names the cluster while it runs. */
+    /**
+     * RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId record the cluster, but
+     * async_job_view's instance_uuid has no KubernetesCluster case: the job says KubernetesCluster and no id.
+     */
     @Test
-    void aRemoveNodesJobNamesTheCluster() {
+    void aRemoveNodesJobHasTheClusterTypeButNoInstanceId() {
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
         SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
 
@@ -227,7 +230,7 @@ class CloudStackFidelityTest {
 
         assertThat(job.runs(CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER.commandClass())).isTrue();
         assertThat(job.jobInstanceType()).isEqualTo("KubernetesCluster");
-        assertThat(job.jobInstanceId()).isEqualTo(cluster.id());
+        assertThat(job.jobInstanceId()).isNull();
     }
 
     /**
@@ -420,6 +423,46 @@ class CloudStackFidelityTest {
         assertThat(simulator.findVm(worker)).isEmpty();
         assertThat(simulator.calls("listAsyncJobs")).singleElement()
                 .satisfies(call -> assertThat(call.param("startdate")).isEqualTo("2026-01-01"));
+    }
+
+    /**
+     * ApiServer.queueCommand records the command's getApiResourceType/getApiResourceId on the job;
+     * AsyncJobJoinDaoImpl.newAsyncJobResponse shows the type when type and id are set and the id as
+     * async_job_view resolves it (VirtualMachine yes, KubernetesCluster no); AsyncJobManagerImpl.completeAsyncJob
+     * leaves both as they were. ScaleKubernetesClusterCmd names nothing (BaseCmd: None, null);
+     * DestroyVMCmd, AttachIsoCmd and DetachIsoCmd name the VM.
+     */
+    @Test
+    void eachWriteJobNamesWhatItsCommandNamesWhileRunningAndAfter() {
+        SimulatedCluster scaled = simulator.addCluster("scaled", 1, 2);
+        SimulatedCluster removing = simulator.addCluster("removing", 1, 1);
+        SimulatedVm external = simulator.addExternalNode(removing, "byo-node-1");
+        SimulatedVm destroyed = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        SimulatedVm attached = simulator.addVm("attach-to", Owner.of(simulator.defaultAccount()));
+        SimulatedVm detached = simulator.addVm("detach-from", Owner.of(simulator.defaultAccount()));
+        String isoId = simulator.addSupportedVersion("1.34.0").isoId();
+        admin.attachIso(isoId, detached.id());
+        for (String command : List.of("scaleKubernetesCluster", "removeNodesFromKubernetesCluster", "destroyVirtualMachine", "attachIso", "detachIso")) {
+            simulator.planJob(command, dev.cks.nodeops.cloudstack.simulator.JobOutcome.succeedsAfterPolls(2));
+        }
+
+        assertInstanceRunningAndFinished(admin.startScaleKubernetesCluster(scaled.id(), List.of(scaled.vmIds().get(1))), null, null);
+        assertInstanceRunningAndFinished(admin.startRemoveNodesFromKubernetesCluster(removing.id(), List.of(external.id())),
+                "KubernetesCluster", null);
+        assertInstanceRunningAndFinished(admin.startDestroyVirtualMachine(destroyed.id()), "VirtualMachine", destroyed.id());
+        assertInstanceRunningAndFinished(admin.startAttachIso(isoId, attached.id()), "VirtualMachine", attached.id());
+        assertInstanceRunningAndFinished(admin.startDetachIso(detached.id()), "VirtualMachine", detached.id());
+    }
+
+    private void assertInstanceRunningAndFinished(String jobId, String type, String id) {
+        AsyncJobResult running = admin.queryAsyncJob(jobId);
+        AsyncJobResult finished = admin.queryAsyncJob(jobId);
+        assertThat(running.isPending()).isTrue();
+        assertThat(finished.succeeded()).isTrue();
+        for (AsyncJobResult job : List.of(running, finished)) {
+            assertThat(job.jobInstanceType()).as(job.cmd()).isEqualTo(type);
+            assertThat(job.jobInstanceId()).as(job.cmd()).isEqualTo(id);
+        }
     }
 
     /**

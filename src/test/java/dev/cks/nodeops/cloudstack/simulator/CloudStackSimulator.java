@@ -987,8 +987,9 @@ public final class CloudStackSimulator implements AutoCloseable {
      * before the job); the worker moves the cluster Running/Alert → RemovingNodes, drains and resets each
      * node (kubeadm reset) and drops its map row; the VM itself stays; the size drops by every node
      * processed. A failed removal moves the cluster back to Running, not Alert (KubernetesCluster.State:
-     * RemovingNodes + OperationFailed → Running). The job names the cluster while it runs
-     * (RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId); every failure is a 530
+     * RemovingNodes + OperationFailed → Running). The job names the cluster
+     * (RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId: jobinstancetype only, see
+     * {@link #jobJson}); every failure is a 530
      * "Failed to remove node(s) from Kubernetes cluster ID: … due to: …" (its execute wraps all exceptions).
      */
     private Answer removeNodesFromCluster(Map<String, String> params, SimulatedAccount caller) {
@@ -1106,7 +1107,8 @@ public final class CloudStackSimulator implements AutoCloseable {
     /**
      * attachIso: AttachIsoCmd.getEntityOwnerId needs the VM (synchronous); TemplateManagerImpl.attachIso
      * runs in the job, wants a Running or Stopped VM and does not mind an ISO already there (the CD-ROM
-     * is swapped). The finished job carries the VM with all details.
+     * is swapped). The finished job carries the VM with all details. The job names the VM
+     * (AttachIsoCmd.getApiResourceType/getApiResourceId).
      */
     private Answer attachIso(Map<String, String> params, SimulatedAccount caller) {
         String command = "attachIso";
@@ -1119,7 +1121,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         if (vm == null) {
             throw paramError("Unable to find virtual machine by ID " + vmId);
         }
-        return startJob(command, caller, null, null, () -> {
+        return startJob(command, caller, "VirtualMachine", vmId, () -> {
             checkMayOperate(vm.owner(), caller);
             requireRunningOrStopped(vm);
             return new JobWork(() -> {
@@ -1129,7 +1131,10 @@ public final class CloudStackSimulator implements AutoCloseable {
         });
     }
 
-    /** detachIso: TemplateManagerImpl.detachIso refuses, in the job, a VM without an ISO (errorcode 431). */
+    /**
+     * detachIso: TemplateManagerImpl.detachIso refuses, in the job, a VM without an ISO (errorcode 431).
+     * The job names the VM (DetachIsoCmd.getApiResourceType/getApiResourceId).
+     */
     private Answer detachIso(Map<String, String> params, SimulatedAccount caller) {
         String command = "detachIso";
         String vmId = knownVmId(command, "virtualmachineid", params.get("virtualmachineid"));
@@ -1137,7 +1142,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         if (vm == null) {
             throw paramError("Unable to find VM by ID " + vmId);
         }
-        return startJob(command, caller, null, null, () -> {
+        return startJob(command, caller, "VirtualMachine", vmId, () -> {
             checkMayOperate(vm.owner(), caller);
             if (vm.isoId() == null) {
                 throw jobParamError(NO_ISO_ATTACHED);
@@ -1227,6 +1232,9 @@ public final class CloudStackSimulator implements AutoCloseable {
         };
     }
 
+    /** The instance types among the simulator's whose uuid async_job_view resolves. */
+    private static final Set<String> INSTANCE_UUID_RESOLVED = Set.of("VirtualMachine");
+
     /** AsyncJobJoinDaoImpl.newAsyncJobResponse: the job's account, domain and user (async_job_view's user_uuid). */
     private ObjectNode jobJson(SimulatedJob job) {
         ObjectNode node = json.createObjectNode();
@@ -1243,9 +1251,13 @@ public final class CloudStackSimulator implements AutoCloseable {
         node.put("jobid", job.id);
         node.put("jobstatus", job.status);
         node.put("jobprocstatus", 0);
-        if (job.instanceType != null) {
+        // newAsyncJobResponse shows the type when the job has type and id, and the id as async_job_view's
+        // instance_uuid resolves it: its CASE knows VirtualMachine (and Volume, Template, …) but not KubernetesCluster.
+        if (job.instanceType != null && job.instanceId != null) {
             node.put("jobinstancetype", job.instanceType);
-            node.put("jobinstanceid", job.instanceId);
+            if (INSTANCE_UUID_RESOLVED.contains(job.instanceType)) {
+                node.put("jobinstanceid", job.instanceId);
+            }
         }
         node.put("jobresultcode", job.status == 2 ? job.jobResult.get("errorcode").asInt() : 0);
         if (job.status != 0 && job.jobResult != null) {
