@@ -524,6 +524,38 @@ class CloudStackFidelityTest {
         assertThat(catchThrowableOfType(CloudStackException.class, () -> admin.queryAsyncJob(jobId)).isUnknownId()).isTrue();
     }
 
+    // ---- The management server's clock: ApiServer.verifyRequest, AsyncJobManagerImpl ------------------------------
+
+    /**
+     * A job's created comes from the management server's clock (GenericDaoBase.generateValue gives the
+     * Created column new Date() when AsyncJobManagerImpl.submitAsyncJob persists it), so a server 3 minutes
+     * behind dates its jobs 3 minutes before our request.
+     */
+    @Test
+    void aJobIsDatedByTheServersClock() {
+        simulator.shiftClock(Duration.ofMinutes(-3));
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+
+        AsyncJobResult job = admin.queryAsyncJob(admin.startDestroyVirtualMachine(vm.id()));
+
+        assertThat(CloudStackTimestamps.parse(job.created())).contains(time.instant().minus(Duration.ofMinutes(3)));
+    }
+
+    /**
+     * ApiServer.verifyRequest compares expires with the server's own clock (expiresTS.before(now), no
+     * upper bound): a server 11 minutes ahead refuses a request signed for 10, with the 401 of a bad signature.
+     */
+    @Test
+    void aServerAheadOfTheSignatureLifetimeRefusesTheRequestAsUnverified() {
+        simulator.shiftClock(Duration.ofMinutes(11));
+
+        CloudStackException refused = catchThrowableOfType(CloudStackException.class, admin::listKubernetesSupportedVersions);
+
+        assertThat(refused.errorCode()).isEqualTo(401);
+        simulator.shiftClock(Duration.ofMinutes(9));
+        assertThat(admin.listKubernetesSupportedVersions()).isEmpty();
+    }
+
     @Test
     void aJobIdThatNamesNoJobIsRefused() {
         CloudStackException failure = catchThrowableOfType(CloudStackException.class,

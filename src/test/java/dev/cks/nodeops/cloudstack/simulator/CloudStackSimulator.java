@@ -101,6 +101,8 @@ public final class CloudStackSimulator implements AutoCloseable {
     private volatile JobOutcome defaultJobOutcome = JobOutcome.succeedsAfterPolls(1);
     private volatile String cloudStackVersion = "4.21.0.0";
     private volatile IsoDrive isoDrive = IsoDrive.NONE;
+    /** How far the management server's clock is from {@link #clock} (negative: behind). */
+    private volatile Duration clockShift = Duration.ZERO;
 
     private static final class SimulatedJob {
         final String id;
@@ -231,6 +233,23 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
     }
 
+    /**
+     * The management server's clock runs this far from the clock the simulator was started with
+     * (negative: behind), replacing any earlier shift. Everything the server dates or checks uses it:
+     * jobs' {@code created} and {@code completed}, new VMs and clusters, the signature's {@code expires}
+     * (ApiServer.verifyRequest compares it with the server's own time) and job expiry. Not the HTTP
+     * {@code Date} header: the JDK's HttpServer sets one on every answer from the JVM's own clock
+     * (CloudStack's Jetty sends none, see docs/cloudstack-simulator.md, "Known differences").
+     */
+    public void shiftClock(Duration offset) {
+        this.clockShift = offset;
+    }
+
+    /** The management server's time: the simulator's clock plus {@link #shiftClock}. */
+    public Instant now() {
+        return clock.instant().plus(clockShift);
+    }
+
     /** Where attachIso and detachIso put the ISO of a Running VM besides the record (see {@link IsoDrive}). */
     public void useIsoDrive(IsoDrive drive) {
         this.isoDrive = drive;
@@ -261,7 +280,7 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     /** An empty, Running cluster; add nodes with {@link #addClusterVm}. */
     public synchronized SimulatedCluster addCluster(String name, Owner owner, String clusterType, String versionId) {
-        SimulatedCluster cluster = new SimulatedCluster(newId(), name, owner, clusterType, versionId, clock.instant());
+        SimulatedCluster cluster = new SimulatedCluster(newId(), name, owner, clusterType, versionId, now());
         clusters.put(cluster.id(), cluster);
         return cluster;
     }
@@ -285,7 +304,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     public synchronized SimulatedVm addVm(String name, Owner owner) {
-        SimulatedVm vm = new SimulatedVm(newId(), name, owner, clock.instant(), "kvm-host-" + (vms.size() % 4 + 1), "Running");
+        SimulatedVm vm = new SimulatedVm(newId(), name, owner, now(), "kvm-host-" + (vms.size() % 4 + 1), "Running");
         vms.put(vm.id(), vm);
         return vm;
     }
@@ -568,7 +587,8 @@ public final class CloudStackSimulator implements AutoCloseable {
                 return Optional.empty();
             }
             try {
-                if (!OffsetDateTime.parse(expires, CLOUDSTACK_TIME).toInstant().isAfter(clock.instant())) {
+                // expiresTS.before(now), now being the management server's own clock.
+                if (OffsetDateTime.parse(expires, CLOUDSTACK_TIME).toInstant().isBefore(now())) {
                     return Optional.empty();
                 }
             } catch (DateTimeParseException e) {
@@ -807,7 +827,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             } else if (job.outcome instanceof JobOutcome.FailsAfterPolls fails && job.polls >= fails.polls()) {
                 job.onFailure.run();
                 failJob(job, fails.errorCode(), fails.errorText());
-                job.completed = clock.instant();
+                job.completed = now();
             }
         }
         return ok("queryAsyncJobResult", jobJson(job));
@@ -820,13 +840,13 @@ public final class CloudStackSimulator implements AutoCloseable {
     private void runDueJobs() {
         for (SimulatedJob job : jobs.values()) {
             if (job.status == 0 && job.outcome instanceof JobOutcome.SucceedsAfter after
-                    && !clock.instant().isBefore(job.started.plus(after.duration()))) {
+                    && !now().isBefore(job.started.plus(after.duration()))) {
                 finish(job);
             }
         }
         // AsyncJobManagerImpl.getGCTask: a finished job is expunged job.expire.minutes (1440 by default)
         // after it finished; listAsyncJobs no longer shows it and queryAsyncJobResult no longer knows its id.
-        jobs.values().removeIf(job -> job.completed != null && !clock.instant().isBefore(job.completed.plus(JOB_EXPIRY)));
+        jobs.values().removeIf(job -> job.completed != null && !now().isBefore(job.completed.plus(JOB_EXPIRY)));
     }
 
     /** A pending job ends now, successfully, whatever was planned (a test that held it pending lets it go). */
@@ -847,7 +867,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             job.onFailure.run();
             failJob(job, refusal.code, refusal.getMessage());
         }
-        job.completed = clock.instant();
+        job.completed = now();
     }
 
     private void failJob(SimulatedJob job, int code, String text) {
@@ -1210,7 +1230,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             outcome = new JobOutcome.FailsAfterPolls(1, refusal.code, refusal.getMessage());
         }
         SimulatedJob job = new SimulatedJob(newId(), command, caller, instanceType, instanceId, outcome, work.effect(), work.result(),
-                work.onFailure(), clock.instant());
+                work.onFailure(), now());
         jobs.put(job.id, job);
         ObjectNode inner = json.createObjectNode();
         inner.put("jobid", job.id);
