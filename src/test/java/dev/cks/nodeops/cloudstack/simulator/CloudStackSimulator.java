@@ -391,7 +391,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         return cluster;
     }
 
-    /** The simulator's async jobs as listAsyncJobs would show them to an admin, oldest first. */
+    /** The commands of the simulator's async jobs, running or finished (not yet expunged), oldest first. */
     public synchronized List<String> jobCommands() {
         return jobs.values().stream().sorted(Comparator.comparing(job -> job.started)).map(job -> job.command).toList();
     }
@@ -791,8 +791,10 @@ public final class CloudStackSimulator implements AutoCloseable {
      * ListAsyncJobsCmd and QueryManagerImpl.searchForAsyncJobsInternal: the jobs of the caller's
      * account, whichever of its users (API keys) started them (AccountManagerImpl.buildACLSearchParameters
      * puts the caller's account, not the user, in permittedAccounts); a root admin with listall sees
-     * every account's. startdate is a day (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd;
-     * the simulator's zone is UTC).
+     * every account's. Only jobs still running: AsyncJobManagerImpl.completeAsyncJob sets a finished
+     * job's removed, and the search (GenericDaoBase.searchAndCount) adds "removed IS NULL" for
+     * async_job_view; queryAsyncJobResult still knows a finished job until it is expunged. startdate is
+     * a day (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd; the simulator's zone is UTC).
      */
     private Answer listAsyncJobs(Map<String, String> params, SimulatedAccount caller) {
         Instant since = Instant.EPOCH;
@@ -808,6 +810,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         Instant from = since;
         List<ObjectNode> matching = jobs.values().stream()
                 .filter(job -> all || job.owner.sameAccountAs(caller))
+                .filter(job -> job.completed == null)
                 .filter(job -> !job.started.isBefore(from))
                 .sorted(Comparator.comparing(job -> job.started))
                 .map(this::jobJson).toList();
