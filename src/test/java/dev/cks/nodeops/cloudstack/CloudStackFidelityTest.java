@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -216,9 +217,12 @@ class CloudStackFidelityTest {
         assertThat(simulator.findVm(external.id())).isPresent();
     }
 
-    /** RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId: the job names the cluster while it runs. */
+    /**
+     * RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId record the cluster, but
+     * async_job_view's instance_uuid has no KubernetesCluster case: the job says KubernetesCluster and no id.
+     */
     @Test
-    void aRemoveNodesJobNamesTheCluster() {
+    void aRemoveNodesJobHasTheClusterTypeButNoInstanceId() {
         SimulatedCluster cluster = simulator.addCluster("prod", 1, 1);
         SimulatedVm external = simulator.addExternalNode(cluster, "byo-node-1");
 
@@ -226,7 +230,7 @@ class CloudStackFidelityTest {
 
         assertThat(job.runs(CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER.commandClass())).isTrue();
         assertThat(job.jobInstanceType()).isEqualTo("KubernetesCluster");
-        assertThat(job.jobInstanceId()).isEqualTo(cluster.id());
+        assertThat(job.jobInstanceId()).isNull();
     }
 
     /**
@@ -421,6 +425,78 @@ class CloudStackFidelityTest {
                 .satisfies(call -> assertThat(call.param("startdate")).isEqualTo("2026-01-01"));
     }
 
+    /**
+     * ApiServer.queueCommand records the command's getApiResourceType/getApiResourceId on the job;
+     * AsyncJobJoinDaoImpl.newAsyncJobResponse shows the type when type and id are set and the id as
+     * async_job_view resolves it (VirtualMachine yes, KubernetesCluster no); AsyncJobManagerImpl.completeAsyncJob
+     * leaves both as they were. ScaleKubernetesClusterCmd names nothing (BaseCmd: None, null);
+     * DestroyVMCmd, AttachIsoCmd and DetachIsoCmd name the VM.
+     */
+    @Test
+    void eachWriteJobNamesWhatItsCommandNamesWhileRunningAndAfter() {
+        SimulatedCluster scaled = simulator.addCluster("scaled", 1, 2);
+        SimulatedCluster removing = simulator.addCluster("removing", 1, 1);
+        SimulatedVm external = simulator.addExternalNode(removing, "byo-node-1");
+        SimulatedVm destroyed = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        SimulatedVm attached = simulator.addVm("attach-to", Owner.of(simulator.defaultAccount()));
+        SimulatedVm detached = simulator.addVm("detach-from", Owner.of(simulator.defaultAccount()));
+        String isoId = simulator.addSupportedVersion("1.34.0").isoId();
+        admin.attachIso(isoId, detached.id());
+        for (String command : List.of("scaleKubernetesCluster", "removeNodesFromKubernetesCluster", "destroyVirtualMachine", "attachIso", "detachIso")) {
+            simulator.planJob(command, dev.cks.nodeops.cloudstack.simulator.JobOutcome.succeedsAfterPolls(2));
+        }
+
+        assertInstanceRunningAndFinished(admin.startScaleKubernetesCluster(scaled.id(), List.of(scaled.vmIds().get(1))), null, null);
+        assertInstanceRunningAndFinished(admin.startRemoveNodesFromKubernetesCluster(removing.id(), List.of(external.id())),
+                "KubernetesCluster", null);
+        assertInstanceRunningAndFinished(admin.startDestroyVirtualMachine(destroyed.id()), "VirtualMachine", destroyed.id());
+        assertInstanceRunningAndFinished(admin.startAttachIso(isoId, attached.id()), "VirtualMachine", attached.id());
+        assertInstanceRunningAndFinished(admin.startDetachIso(detached.id()), "VirtualMachine", detached.id());
+    }
+
+    private void assertInstanceRunningAndFinished(String jobId, String type, String id) {
+        AsyncJobResult running = admin.queryAsyncJob(jobId);
+        AsyncJobResult finished = admin.queryAsyncJob(jobId);
+        assertThat(running.isPending()).isTrue();
+        assertThat(finished.succeeded()).isTrue();
+        for (AsyncJobResult job : List.of(running, finished)) {
+            assertThat(job.jobInstanceType()).as(job.cmd()).isEqualTo(type);
+            assertThat(job.jobInstanceId()).as(job.cmd()).isEqualTo(id);
+        }
+    }
+
+    /**
+     * QueryManagerImpl.searchForAsyncJobsInternal with AccountManagerImpl.buildACLSearchParameters: the
+     * caller's account goes into permittedAccounts, so another user's (another key's) job of the same
+     * account is listed, another account's is not, and a root admin without listall sees only its own account.
+     */
+    @Test
+    void listsEveryJobOfTheCallersAccountWhicheverKeyStartedIt() {
+        SimulatedAccount tenant = user("tenant");
+        SimulatedAccount ui = simulator.addUser(tenant, "ui-user");
+        SimulatedAccount other = user("other");
+        SimulatedCluster mine = simulator.addCluster("mine", Owner.of(tenant), 1, 2);
+        SimulatedCluster theirs = simulator.addCluster("theirs", Owner.of(other), 1, 2);
+        String fromUi = clientFor(ui).startScaleKubernetesCluster(mine.id(), List.of(mine.vmIds().get(1)));
+        clientFor(other).startScaleKubernetesCluster(theirs.id(), List.of(theirs.vmIds().get(1)));
+
+        assertThat(clientFor(tenant).listAsyncJobs(time.instant())).extracting(AsyncJobResult::jobId).containsExactly(fromUi);
+        assertThat(admin.listAsyncJobs(time.instant())).isEmpty();
+    }
+
+    /** DynamicRoleBasedAPIAccessChecker.checkAccess looks up the role of the user's account: every key of the account shares it. */
+    @Test
+    void aSecondUserOfAnAccountHasTheAccountsRole() {
+        SimulatedAccount tenant = user("tenant");
+        simulator.restrictApis(tenant, Set.of("listVirtualMachines"));
+        SimulatedAccount second = simulator.addUser(tenant, "second");
+
+        CloudStackException refused = catchThrowableOfType(CloudStackException.class,
+                () -> clientFor(second).listKubernetesClusters(OwnerScope.CALLER));
+
+        assertThat(refused.errorCode()).isEqualTo(432);
+    }
+
     @Test
     void aJobRunsWhetherOrNotAnybodyPollsIt() {
         SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
@@ -433,19 +509,58 @@ class CloudStackFidelityTest {
         assertThat(simulator.calls("queryAsyncJobResult")).isEmpty();
     }
 
+    /**
+     * AsyncJobManagerImpl.completeAsyncJob sets a finished job's removed and listAsyncJobs' search
+     * (GenericDaoBase.searchAndCount on async_job_view) keeps only removed IS NULL: a job is listed while it
+     * runs, never after, succeeded or failed; queryAsyncJobResult knows it until getGCTask expunges it
+     * job.expire.minutes (1440) after it ended.
+     */
     @Test
-    void aFinishedJobIsForgottenADayAfterItEnded() {
+    void aFinishedJobIsNoLongerListedAndForgottenADayAfterItEnded() {
         SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
         String jobId = admin.startDestroyVirtualMachine(vm.id());
         Instant asked = time.instant();
+        assertThat(admin.listAsyncJobs(asked)).extracting(AsyncJobResult::jobId).containsExactly(jobId);
         assertThat(admin.queryAsyncJob(jobId).succeeded()).isTrue();
 
+        assertThat(admin.listAsyncJobs(asked)).isEmpty();
         time.advance(Duration.ofMinutes(1439));
-        assertThat(admin.listAsyncJobs(asked)).extracting(AsyncJobResult::jobId).containsExactly(jobId);
+        assertThat(admin.queryAsyncJob(jobId).succeeded()).isTrue();
         time.advance(Duration.ofMinutes(1));
 
-        assertThat(admin.listAsyncJobs(asked)).isEmpty();
         assertThat(catchThrowableOfType(CloudStackException.class, () -> admin.queryAsyncJob(jobId)).isUnknownId()).isTrue();
+    }
+
+    // ---- The management server's clock: ApiServer.verifyRequest, AsyncJobManagerImpl ------------------------------
+
+    /**
+     * A job's created comes from the management server's clock (GenericDaoBase.generateValue gives the
+     * Created column new Date() when AsyncJobManagerImpl.submitAsyncJob persists it), so a server 3 minutes
+     * behind dates its jobs 3 minutes before our request.
+     */
+    @Test
+    void aJobIsDatedByTheServersClock() {
+        simulator.shiftClock(Duration.ofMinutes(-3));
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+
+        AsyncJobResult job = admin.queryAsyncJob(admin.startDestroyVirtualMachine(vm.id()));
+
+        assertThat(CloudStackTimestamps.parse(job.created())).contains(time.instant().minus(Duration.ofMinutes(3)));
+    }
+
+    /**
+     * ApiServer.verifyRequest compares expires with the server's own clock (expiresTS.before(now), no
+     * upper bound): a server 11 minutes ahead refuses a request signed for 10, with the 401 of a bad signature.
+     */
+    @Test
+    void aServerAheadOfTheSignatureLifetimeRefusesTheRequestAsUnverified() {
+        simulator.shiftClock(Duration.ofMinutes(11));
+
+        CloudStackException refused = catchThrowableOfType(CloudStackException.class, admin::listKubernetesSupportedVersions);
+
+        assertThat(refused.errorCode()).isEqualTo(401);
+        simulator.shiftClock(Duration.ofMinutes(9));
+        assertThat(admin.listKubernetesSupportedVersions()).isEmpty();
     }
 
     @Test

@@ -84,10 +84,10 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final Map<String, SimulatedVm> vms = new LinkedHashMap<>();
     /** VMs expunged: gone from every list, but their ids still translate, as findByUuidIncludingRemoved does. */
     private final Set<String> expungedVmIds = ConcurrentHashMap.newKeySet();
-    /** Accounts whose role allows only some APIs (DynamicRoleBasedAPIAccessChecker); absent = all. */
-    private final Map<String, Set<String>> allowedApisByApiKey = new ConcurrentHashMap<>();
-    /** Accounts with allow.user.expunge.recover.vm set. */
-    private final Set<String> userExpungeAllowedByApiKey = ConcurrentHashMap.newKeySet();
+    /** Accounts (by {@link SimulatedAccount#accountKey}) whose role allows only some APIs (DynamicRoleBasedAPIAccessChecker); absent = all. */
+    private final Map<String, Set<String>> allowedApisByAccount = new ConcurrentHashMap<>();
+    /** Accounts with allow.user.expunge.recover.vm set (an account-scoped setting). */
+    private final Set<String> userExpungeAllowedAccounts = ConcurrentHashMap.newKeySet();
     private final Map<String, SimulatedCluster> clusters = new LinkedHashMap<>();
     private final Map<String, SimulatedVersion> versions = new LinkedHashMap<>();
     private final Map<String, SimulatedJob> jobs = new ConcurrentHashMap<>();
@@ -101,6 +101,8 @@ public final class CloudStackSimulator implements AutoCloseable {
     private volatile JobOutcome defaultJobOutcome = JobOutcome.succeedsAfterPolls(1);
     private volatile String cloudStackVersion = "4.21.0.0";
     private volatile IsoDrive isoDrive = IsoDrive.NONE;
+    /** How far the management server's clock is from {@link #clock} (negative: behind). */
+    private volatile Duration clockShift = Duration.ZERO;
 
     private static final class SimulatedJob {
         final String id;
@@ -196,25 +198,56 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     public SimulatedAccount addAccount(String name, String domainId, String apiKey, String secretKey, boolean admin) {
         SimulatedAccount account = new SimulatedAccount(name, domainId, domainId.equals(ROOT_DOMAIN_ID) ? "ROOT" : "sub",
-                apiKey, secretKey, admin);
+                apiKey, secretKey, admin, name);
         accountsByApiKey.put(apiKey, account);
         return account;
     }
 
-    /** The account's role allows only these APIs; any other answers 432 as DynamicRoleBasedAPIAccessChecker does. */
+    /**
+     * Another user of {@code account} with its own key pair (a second CKS cluster's key, the UI's user):
+     * the account's resources, jobs, role and settings are shared, only the key and the user differ.
+     */
+    public SimulatedAccount addUser(SimulatedAccount account, String userName) {
+        SimulatedAccount user = new SimulatedAccount(account.name(), account.domainId(), account.domainName(),
+                "sim-api-key-" + newId(), "sim-secret-key-" + newId(), account.admin(), userName);
+        accountsByApiKey.put(user.apiKey(), user);
+        return user;
+    }
+
+    /**
+     * The account's role allows only these APIs; any other answers 432 as DynamicRoleBasedAPIAccessChecker
+     * does. The role is the account's, so every user of the account is restricted alike.
+     */
     public void restrictApis(SimulatedAccount account, Set<String> apiNames) {
         Set<String> lower = new HashSet<>();
         apiNames.forEach(name -> lower.add(name.toLowerCase(Locale.ROOT)));
-        allowedApisByApiKey.put(account.apiKey(), Set.copyOf(lower));
+        allowedApisByAccount.put(account.accountKey(), Set.copyOf(lower));
     }
 
     /** allow.user.expunge.recover.vm for a non-admin account (admins may always expunge). */
     public void allowUserExpunge(SimulatedAccount account, boolean allowed) {
         if (allowed) {
-            userExpungeAllowedByApiKey.add(account.apiKey());
+            userExpungeAllowedAccounts.add(account.accountKey());
         } else {
-            userExpungeAllowedByApiKey.remove(account.apiKey());
+            userExpungeAllowedAccounts.remove(account.accountKey());
         }
+    }
+
+    /**
+     * The management server's clock runs this far from the clock the simulator was started with
+     * (negative: behind), replacing any earlier shift. Everything the server dates or checks uses it:
+     * jobs' {@code created} and {@code completed}, new VMs and clusters, the signature's {@code expires}
+     * (ApiServer.verifyRequest compares it with the server's own time) and job expiry. Not the HTTP
+     * {@code Date} header: the JDK's HttpServer sets one on every answer from the JVM's own clock
+     * (CloudStack's Jetty sends none, see docs/cloudstack-simulator.md, "Known differences").
+     */
+    public void shiftClock(Duration offset) {
+        this.clockShift = offset;
+    }
+
+    /** The management server's time: the simulator's clock plus {@link #shiftClock}. */
+    public Instant now() {
+        return clock.instant().plus(clockShift);
     }
 
     /** Where attachIso and detachIso put the ISO of a Running VM besides the record (see {@link IsoDrive}). */
@@ -247,7 +280,7 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     /** An empty, Running cluster; add nodes with {@link #addClusterVm}. */
     public synchronized SimulatedCluster addCluster(String name, Owner owner, String clusterType, String versionId) {
-        SimulatedCluster cluster = new SimulatedCluster(newId(), name, owner, clusterType, versionId, clock.instant());
+        SimulatedCluster cluster = new SimulatedCluster(newId(), name, owner, clusterType, versionId, now());
         clusters.put(cluster.id(), cluster);
         return cluster;
     }
@@ -271,7 +304,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     public synchronized SimulatedVm addVm(String name, Owner owner) {
-        SimulatedVm vm = new SimulatedVm(newId(), name, owner, clock.instant(), "kvm-host-" + (vms.size() % 4 + 1), "Running");
+        SimulatedVm vm = new SimulatedVm(newId(), name, owner, now(), "kvm-host-" + (vms.size() % 4 + 1), "Running");
         vms.put(vm.id(), vm);
         return vm;
     }
@@ -358,7 +391,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         return cluster;
     }
 
-    /** The simulator's async jobs as listAsyncJobs would show them to an admin, oldest first. */
+    /** The commands of the simulator's async jobs, running or finished (not yet expunged), oldest first. */
     public synchronized List<String> jobCommands() {
         return jobs.values().stream().sorted(Comparator.comparing(job -> job.started)).map(job -> job.command).toList();
     }
@@ -500,7 +533,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     private boolean mayCall(SimulatedAccount account, String command) {
-        Set<String> allowed = allowedApisByApiKey.get(account.apiKey());
+        Set<String> allowed = allowedApisByAccount.get(account.accountKey());
         String lower = command.toLowerCase(Locale.ROOT);
         return IMPLEMENTED.contains(lower) && (allowed == null || allowed.contains(lower));
     }
@@ -554,7 +587,8 @@ public final class CloudStackSimulator implements AutoCloseable {
                 return Optional.empty();
             }
             try {
-                if (!OffsetDateTime.parse(expires, CLOUDSTACK_TIME).toInstant().isAfter(clock.instant())) {
+                // expiresTS.before(now), now being the management server's own clock.
+                if (OffsetDateTime.parse(expires, CLOUDSTACK_TIME).toInstant().isBefore(now())) {
                     return Optional.empty();
                 }
             } catch (DateTimeParseException e) {
@@ -746,7 +780,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         if (cloudStackVersion != null) {
             capability.put("cloudstackversion", cloudStackVersion);
         }
-        capability.put("allowuserexpungerecovervm", caller.admin() || userExpungeAllowedByApiKey.contains(caller.apiKey()));
+        capability.put("allowuserexpungerecovervm", caller.admin() || userExpungeAllowedAccounts.contains(caller.accountKey()));
         capability.put("kubernetesserviceenabled", true);
         ObjectNode inner = json.createObjectNode();
         inner.set("capability", capability);
@@ -754,8 +788,13 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     /**
-     * ListAsyncJobsCmd: the caller's jobs (an admin with listall sees all); startdate is a day
-     * (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd; the simulator's zone is UTC).
+     * ListAsyncJobsCmd and QueryManagerImpl.searchForAsyncJobsInternal: the jobs of the caller's
+     * account, whichever of its users (API keys) started them (AccountManagerImpl.buildACLSearchParameters
+     * puts the caller's account, not the user, in permittedAccounts); a root admin with listall sees
+     * every account's. Only jobs still running: AsyncJobManagerImpl.completeAsyncJob sets a finished
+     * job's removed, and the search (GenericDaoBase.searchAndCount) adds "removed IS NULL" for
+     * async_job_view; queryAsyncJobResult still knows a finished job until it is expunged. startdate is
+     * a day (ParamProcessWorker parses CommandType.DATE as yyyy-MM-dd; the simulator's zone is UTC).
      */
     private Answer listAsyncJobs(Map<String, String> params, SimulatedAccount caller) {
         Instant since = Instant.EPOCH;
@@ -770,7 +809,8 @@ public final class CloudStackSimulator implements AutoCloseable {
         boolean all = caller.admin() && "true".equalsIgnoreCase(params.get("listall"));
         Instant from = since;
         List<ObjectNode> matching = jobs.values().stream()
-                .filter(job -> all || job.owner.apiKey().equals(caller.apiKey()))
+                .filter(job -> all || job.owner.sameAccountAs(caller))
+                .filter(job -> job.completed == null)
                 .filter(job -> !job.started.isBefore(from))
                 .sorted(Comparator.comparing(job -> job.started))
                 .map(this::jobJson).toList();
@@ -790,7 +830,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             } else if (job.outcome instanceof JobOutcome.FailsAfterPolls fails && job.polls >= fails.polls()) {
                 job.onFailure.run();
                 failJob(job, fails.errorCode(), fails.errorText());
-                job.completed = clock.instant();
+                job.completed = now();
             }
         }
         return ok("queryAsyncJobResult", jobJson(job));
@@ -803,13 +843,13 @@ public final class CloudStackSimulator implements AutoCloseable {
     private void runDueJobs() {
         for (SimulatedJob job : jobs.values()) {
             if (job.status == 0 && job.outcome instanceof JobOutcome.SucceedsAfter after
-                    && !clock.instant().isBefore(job.started.plus(after.duration()))) {
+                    && !now().isBefore(job.started.plus(after.duration()))) {
                 finish(job);
             }
         }
         // AsyncJobManagerImpl.getGCTask: a finished job is expunged job.expire.minutes (1440 by default)
         // after it finished; listAsyncJobs no longer shows it and queryAsyncJobResult no longer knows its id.
-        jobs.values().removeIf(job -> job.completed != null && !clock.instant().isBefore(job.completed.plus(JOB_EXPIRY)));
+        jobs.values().removeIf(job -> job.completed != null && !now().isBefore(job.completed.plus(JOB_EXPIRY)));
     }
 
     /** A pending job ends now, successfully, whatever was planned (a test that held it pending lets it go). */
@@ -830,7 +870,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             job.onFailure.run();
             failJob(job, refusal.code, refusal.getMessage());
         }
-        job.completed = clock.instant();
+        job.completed = now();
     }
 
     private void failJob(SimulatedJob job, int code, String text) {
@@ -970,8 +1010,9 @@ public final class CloudStackSimulator implements AutoCloseable {
      * before the job); the worker moves the cluster Running/Alert → RemovingNodes, drains and resets each
      * node (kubeadm reset) and drops its map row; the VM itself stays; the size drops by every node
      * processed. A failed removal moves the cluster back to Running, not Alert (KubernetesCluster.State:
-     * RemovingNodes + OperationFailed → Running). The job names the cluster while it runs
-     * (RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId); every failure is a 530
+     * RemovingNodes + OperationFailed → Running). The job names the cluster
+     * (RemoveNodesFromKubernetesClusterCmd.getApiResourceType/getApiResourceId: jobinstancetype only, see
+     * {@link #jobJson}); every failure is a 530
      * "Failed to remove node(s) from Kubernetes cluster ID: … due to: …" (its execute wraps all exceptions).
      */
     private Answer removeNodesFromCluster(Map<String, String> params, SimulatedAccount caller) {
@@ -1074,7 +1115,7 @@ public final class CloudStackSimulator implements AutoCloseable {
                 throw jobInternalError("Instance is a part of a Kubernetes cluster: " + cluster(vm.clusterId()).name()
                         + ". Use Instance delete option from Kubernetes cluster details or scale API for Kubernetes clusters with 'nodeids' to destroy the instance.");
             }
-            if (expunge && !caller.admin() && !userExpungeAllowedByApiKey.contains(caller.apiKey())) {
+            if (expunge && !caller.admin() && !userExpungeAllowedAccounts.contains(caller.accountKey())) {
                 throw jobInternalError("Parameter expunge can be passed by Admin only. Or when the allow.user.expunge.recover.vm key is set.");
             }
             return new JobWork(() -> {
@@ -1089,7 +1130,8 @@ public final class CloudStackSimulator implements AutoCloseable {
     /**
      * attachIso: AttachIsoCmd.getEntityOwnerId needs the VM (synchronous); TemplateManagerImpl.attachIso
      * runs in the job, wants a Running or Stopped VM and does not mind an ISO already there (the CD-ROM
-     * is swapped). The finished job carries the VM with all details.
+     * is swapped). The finished job carries the VM with all details. The job names the VM
+     * (AttachIsoCmd.getApiResourceType/getApiResourceId).
      */
     private Answer attachIso(Map<String, String> params, SimulatedAccount caller) {
         String command = "attachIso";
@@ -1102,7 +1144,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         if (vm == null) {
             throw paramError("Unable to find virtual machine by ID " + vmId);
         }
-        return startJob(command, caller, null, null, () -> {
+        return startJob(command, caller, "VirtualMachine", vmId, () -> {
             checkMayOperate(vm.owner(), caller);
             requireRunningOrStopped(vm);
             return new JobWork(() -> {
@@ -1112,7 +1154,10 @@ public final class CloudStackSimulator implements AutoCloseable {
         });
     }
 
-    /** detachIso: TemplateManagerImpl.detachIso refuses, in the job, a VM without an ISO (errorcode 431). */
+    /**
+     * detachIso: TemplateManagerImpl.detachIso refuses, in the job, a VM without an ISO (errorcode 431).
+     * The job names the VM (DetachIsoCmd.getApiResourceType/getApiResourceId).
+     */
     private Answer detachIso(Map<String, String> params, SimulatedAccount caller) {
         String command = "detachIso";
         String vmId = knownVmId(command, "virtualmachineid", params.get("virtualmachineid"));
@@ -1120,7 +1165,7 @@ public final class CloudStackSimulator implements AutoCloseable {
         if (vm == null) {
             throw paramError("Unable to find VM by ID " + vmId);
         }
-        return startJob(command, caller, null, null, () -> {
+        return startJob(command, caller, "VirtualMachine", vmId, () -> {
             checkMayOperate(vm.owner(), caller);
             if (vm.isoId() == null) {
                 throw jobParamError(NO_ISO_ATTACHED);
@@ -1188,7 +1233,7 @@ public final class CloudStackSimulator implements AutoCloseable {
             outcome = new JobOutcome.FailsAfterPolls(1, refusal.code, refusal.getMessage());
         }
         SimulatedJob job = new SimulatedJob(newId(), command, caller, instanceType, instanceId, outcome, work.effect(), work.result(),
-                work.onFailure(), clock.instant());
+                work.onFailure(), now());
         jobs.put(job.id, job);
         ObjectNode inner = json.createObjectNode();
         inner.put("jobid", job.id);
@@ -1210,12 +1255,17 @@ public final class CloudStackSimulator implements AutoCloseable {
         };
     }
 
-    /** AsyncJobJoinDaoImpl.newAsyncJobResponse. */
+    /** The instance types among the simulator's whose uuid async_job_view resolves. */
+    private static final Set<String> INSTANCE_UUID_RESOLVED = Set.of("VirtualMachine");
+
+    /** AsyncJobJoinDaoImpl.newAsyncJobResponse: the job's account, domain and user (async_job_view's user_uuid). */
     private ObjectNode jobJson(SimulatedJob job) {
         ObjectNode node = json.createObjectNode();
         node.put("accountid", accountId(job.owner));
         node.put("account", job.owner.name());
         node.put("domainid", job.owner.domainId());
+        node.put("domainpath", ROOT_DOMAIN_ID.equals(job.owner.domainId()) ? "ROOT" : "ROOT/" + job.owner.domainName());
+        node.put("userid", userId(job.owner));
         node.put("cmd", commandClass(job.command, job.owner.admin()));
         node.put("created", CLOUDSTACK_TIME.format(job.started.atOffset(ZoneOffset.UTC)));
         if (job.completed != null) {
@@ -1224,9 +1274,13 @@ public final class CloudStackSimulator implements AutoCloseable {
         node.put("jobid", job.id);
         node.put("jobstatus", job.status);
         node.put("jobprocstatus", 0);
-        if (job.instanceType != null) {
+        // newAsyncJobResponse shows the type when the job has type and id, and the id as async_job_view's
+        // instance_uuid resolves it: its CASE knows VirtualMachine (and Volume, Template, …) but not KubernetesCluster.
+        if (job.instanceType != null && job.instanceId != null) {
             node.put("jobinstancetype", job.instanceType);
-            node.put("jobinstanceid", job.instanceId);
+            if (INSTANCE_UUID_RESOLVED.contains(job.instanceType)) {
+                node.put("jobinstanceid", job.instanceId);
+            }
         }
         node.put("jobresultcode", job.status == 2 ? job.jobResult.get("errorcode").asInt() : 0);
         if (job.status != 0 && job.jobResult != null) {
@@ -1237,9 +1291,15 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     private final Map<String, String> accountIds = new ConcurrentHashMap<>();
+    private final Map<String, String> userIds = new ConcurrentHashMap<>();
 
     private String accountId(SimulatedAccount account) {
-        return accountIds.computeIfAbsent(account.apiKey(), key -> newId());
+        return accountIds.computeIfAbsent(account.accountKey(), key -> newId());
+    }
+
+    /** The uuid of the user a key belongs to. */
+    public String userId(SimulatedAccount user) {
+        return userIds.computeIfAbsent(user.apiKey(), key -> newId());
     }
 
     // ---- Lookups and access -------------------------------------------------------------------

@@ -32,12 +32,16 @@ class CloudStackSimulatorTest {
     }
 
     private String get(Map<String, String> params, boolean sign) throws Exception {
+        return get(params, sign, simulator.defaultAccount());
+    }
+
+    private String get(Map<String, String> params, boolean sign, SimulatedAccount user) throws Exception {
         Map<String, String> all = new LinkedHashMap<>(params);
         all.put("response", "json");
-        all.put("apikey", simulator.defaultAccount().apiKey());
+        all.put("apikey", user.apiKey());
         StringBuilder query = new StringBuilder();
         all.forEach((name, value) -> query.append(name).append('=').append(RequestSigner.encodeValue(value)).append('&'));
-        String signature = sign ? RequestSigner.sign(all, simulator.defaultAccount().secretKey()) : "bm90LWEtc2lnbmF0dXJl";
+        String signature = sign ? RequestSigner.sign(all, user.secretKey()) : "bm90LWEtc2lnbmF0dXJl";
         query.append("signature=").append(RequestSigner.encodeValue(signature));
         try (Response response = http.newCall(new Request.Builder().url(simulator.apiUrl() + "?" + query).build()).execute()) {
             return response.code() + " " + response.body().string();
@@ -63,6 +67,26 @@ class CloudStackSimulatorTest {
             assertThat(call.authenticated()).isFalse();
             assertThat(call.params()).doesNotContainKeys("apikey", "signature");
         });
+    }
+
+    /** AsyncJobJoinDaoImpl.newAsyncJobResponse: a job names its account, domain and the user whose key started it. */
+    @Test
+    void aJobNamesTheUserWhoseKeyStartedIt() throws Exception {
+        SimulatedAccount second = simulator.addUser(simulator.defaultAccount(), "second");
+        SimulatedVm vm = simulator.addVm("old", Owner.of(simulator.defaultAccount()));
+        String jobId = json(get(Map.of("command", "destroyVirtualMachine", "id", vm.id()), true, second))
+                .get("destroyvirtualmachineresponse").get("jobid").asText();
+
+        JsonNode job = json(get(Map.of("command", "listAsyncJobs"), true)).get("listasyncjobsresponse").get("asyncjobs").get(0);
+
+        assertThat(job.get("jobid").asText()).isEqualTo(jobId);
+        assertThat(job.get("userid").asText()).isEqualTo(simulator.userId(second)).isNotEqualTo(simulator.userId(simulator.defaultAccount()));
+        assertThat(job.get("account").asText()).isEqualTo(simulator.defaultAccount().name());
+        assertThat(job.get("domainpath").asText()).isEqualTo("ROOT");
+    }
+
+    private static JsonNode json(String answer) throws Exception {
+        return new ObjectMapper().readTree(answer.substring(4));
     }
 
     @Test
