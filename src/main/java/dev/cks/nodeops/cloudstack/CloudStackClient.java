@@ -510,36 +510,37 @@ public final class CloudStackClient {
     }
 
     /**
-     * One request, signed for CloudStack's clock. A 401 whose answer shows CloudStack's clock elsewhere than
-     * the request was signed for is signed again and sent once more: CloudStack refuses an expired signature
-     * before anything else (ApiServer.verifyRequest), so the first request did nothing. A 401 while the clock
-     * is far off names the clock: it is not the keys.
+     * One request, signed for CloudStack's clock. CloudStack answers an expired signature exactly as wrong keys
+     * (401, ApiServer.verifyRequest), so a read refused that way is tried once more without an expiry: if
+     * CloudStack takes that, the keys are right and its clock runs ahead of ours by more than the signature's
+     * lifetime, and the refusal says so instead of blaming the keys. Writes are never sent unexpiring: the
+     * wait before a lost write is sent again relies on the expiry.
      */
     private JsonNode sendSigned(ApiCall call) {
-        Duration signedFor = cloudStackClock.offset();
         try {
-            return sendOnce(call);
+            return sendOnce(call, true);
         } catch (CloudStackException failure) {
-            if (!failure.isAuthenticationFailure() || !settings.signsWithExpiry()) {
+            if (!failure.isAuthenticationFailure() || !settings.signsWithExpiry() || call.write()) {
                 throw failure;
             }
-            if (cloudStackClock.offset().minus(signedFor).abs().compareTo(CloudStackClock.TOLERANCE) > 0) {
-                LOG.warnf("CloudStack refused %s as unauthenticated while its clock was not yet measured (%s); signing it again for its clock",
-                        call.name(), cloudStackClock.skew().orElse("now measured"));
-                return sendOnce(call);
+            try {
+                sendOnce(call, false);
+            } catch (CloudStackException stillRefused) {
+                throw failure;
             }
-            throw cloudStackClock.skew().map(skew -> new CloudStackException(failure.kind(), call.name(), failure.httpStatus(), failure.errorCode(),
-                    failure.csErrorCode(), failure.getMessage() + " (" + skew + ", measured from its answers' Date header: check both clocks;"
-                            + " the request was signed for CloudStack's clock)", null, null)).orElse(failure);
+            throw new CloudStackException(failure.kind(), call.name(), failure.httpStatus(), failure.errorCode(), failure.csErrorCode(),
+                    "CloudStack refused the request signed to expire in " + settings.signatureLifetime().toMinutes() + " min but took the same keys"
+                            + " without an expiry: its clock runs ahead of this operator's by more than that. Set both clocks right (NTP); until then"
+                            + " cks.cloudstack.signature-lifetime-seconds=0 signs without expiry", null, null);
         }
     }
 
-    private JsonNode sendOnce(ApiCall call) {
+    private JsonNode sendOnce(ApiCall call, boolean expiring) {
         Map<String, String> params = new LinkedHashMap<>(call.params());
         params.put("command", call.name());
         params.put("response", "json");
         params.put("apikey", credentials.apiKey());
-        if (settings.signsWithExpiry()) {
+        if (expiring && settings.signsWithExpiry()) {
             // The server refuses the request after "expires", so a leaked URL is only briefly useful.
             params.put("signatureversion", "3");
             // CloudStack judges it by its own clock: signed for that one, so a skewed server neither refuses it nor takes it late.
@@ -551,9 +552,7 @@ public final class CloudStackClient {
         long startNanos = System.nanoTime();
         int status;
         String body;
-        Instant sentAt = clock.instant();
         try (Response response = http.newCall(request).execute()) {
-            cloudStackClock.observe(response.header("Date"), sentAt, clock.instant());
             status = response.code();
             body = response.body().string();
         } catch (IOException e) {

@@ -2,26 +2,28 @@ package dev.cks.nodeops.cloudstack;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * CloudStack's clock as measured from its answers, never assumed equal to ours. CloudStack judges a
- * request's {@code expires} by its own clock (ApiServer.verifyRequest) and stamps a job's {@code created}
- * with it, so a skewed management server makes a signature expire early or late and hides a job from a
- * search by our clock. Every HTTP answer carries a {@code Date} header (RFC 9110 §6.6.1: an origin server
- * with a clock sends it; Jetty, CloudStack's server, does): CloudStack's time when it answered, to the second.
+ * CloudStack's clock as measured from its jobs, never assumed equal to ours. CloudStack judges a request's
+ * {@code expires} by its own clock (ApiServer.verifyRequest, against System.currentTimeMillis) and stamps a
+ * job's {@code created} with it, so a skewed management server makes a signature expire early or late and
+ * hides a job from a search by our clock. CloudStack's HTTP answers carry no {@code Date} header
+ * (ServerDaemon turns Jetty's off; a proxy's would be the proxy's clock), so the one reading of its clock
+ * is a job's {@code created}: stamped when the job was queued, between our request leaving and its answer
+ * arriving. The offset is the latest such sample: {@code created} + ½ s (it is truncated to the second)
+ * minus the middle of that round trip; its error is at most ½ s plus half the round trip.
  *
- * <p>The offset is the latest sample: {@code Date} + ½ s (it is truncated to the second) minus the middle
- * of our request's round trip. Its error is at most ½ s plus half the round trip, which {@link #TOLERANCE}
- * covers for any answer that came within a few seconds. Thread-safe; one per process.
+ * <p>Until a job was seen, the offset is unknown: jobs are then searched from {@link #UNMEASURED_LOOKBACK}
+ * before the request, which only makes more running jobs candidates (a running job that may be ours is
+ * waited for, never taken over blindly). Thread-safe; one per process.
  */
 public final class CloudStackClock {
     /** What one sample may be off by, and how much earlier than our request, by CloudStack's clock, a job of it may be stamped. */
     public static final Duration TOLERANCE = Duration.ofSeconds(5);
+    /** How far back jobs are searched while CloudStack's clock is unmeasured: more than a clock left without NTP drifts in weeks. */
+    public static final Duration UNMEASURED_LOOKBACK = Duration.ofMinutes(15);
     /** Past this, the skew is named in what the operator reports: CloudStack's times no longer read like ours. */
     public static final Duration NOTABLE = Duration.ofSeconds(60);
 
@@ -33,13 +35,13 @@ public final class CloudStackClock {
     private final AtomicReference<Offset> offset = new AtomicReference<>(Offset.UNMEASURED);
 
     /**
-     * One answer's {@code Date} header, with when our request left and its answer arrived (our clock).
-     * A missing or unreadable header changes nothing.
+     * A job's {@code created} (CloudStack's clock), with when our request that queued it left and when its
+     * answer arrived (our clock). An unreadable time changes nothing.
      */
-    public void observe(String dateHeader, Instant sentAt, Instant receivedAt) {
-        parseHttpDate(dateHeader).ifPresent(date -> {
-            Instant middle = sentAt.plus(Duration.between(sentAt, receivedAt).dividedBy(2));
-            offset.set(new Offset(Duration.between(middle, date.plusMillis(500)), receivedAt));
+    public void observeJob(String created, Instant sentAt, Instant answeredAt) {
+        CloudStackTimestamps.parse(created).ifPresent(stamp -> {
+            Instant middle = sentAt.plus(Duration.between(sentAt, answeredAt).dividedBy(2));
+            offset.set(new Offset(Duration.between(middle, stamp.plusMillis(500)), answeredAt));
         });
     }
 
@@ -80,14 +82,4 @@ public final class CloudStackClock {
         return minutes == 0 ? seconds + " s" : minutes + " min " + seconds + " s";
     }
 
-    static Optional<Instant> parseHttpDate(String header) {
-        if (header == null || header.isBlank()) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(ZonedDateTime.parse(header.strip(), DateTimeFormatter.RFC_1123_DATE_TIME).toInstant());
-        } catch (DateTimeParseException unreadable) {
-            return Optional.empty();
-        }
-    }
 }

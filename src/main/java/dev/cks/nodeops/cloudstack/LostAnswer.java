@@ -14,8 +14,9 @@ import java.util.Optional;
  * that left no trace and that CloudStack can no longer take (its signature has expired:
  * ApiServer.verifyRequest refuses a request past its {@code expires}) never arrived, and may be sent again.
  *
- * <p>Whose job is it? listAsyncJobs shows every job of the caller's account (QueryManagerImpl.searchForAsyncJobsInternal):
- * another cluster's, another user's, the UI's. A job is taken as the request's only when it runs the same
+ * <p>Whose job is it? listAsyncJobs shows every running job of the caller's account
+ * (QueryManagerImpl.searchForAsyncJobsInternal; a finished job is marked removed by
+ * AsyncJobManagerImpl.completeAsyncJob and no longer listed): another cluster's, another user's, the UI's. A job is taken as the request's only when it runs the same
  * command, was created at or after the request by CloudStack's clock ({@link CloudStackClock}), and names the
  * resource the request acts on ({@code jobinstancetype}/{@code jobinstanceid}, set from the command's
  * getApiResourceType/getApiResourceId when ApiServer queues it). A job that names another resource is
@@ -50,7 +51,8 @@ public final class LostAnswer {
     public record Request(CloudStackCommand command, JobInstance instance, Instant requestedAt, Duration mayArriveWithin) {
         /** The earliest {@code created}, by CloudStack's clock, of a job that may be this request's. */
         public Instant jobsSince(CloudStackClock clock) {
-            return clock.toCloudStack(requestedAt).minus(CloudStackClock.TOLERANCE);
+            return clock.measured() ? clock.toCloudStack(requestedAt).minus(CloudStackClock.TOLERANCE)
+                    : requestedAt.minus(CloudStackClock.UNMEASURED_LOOKBACK);
         }
     }
 

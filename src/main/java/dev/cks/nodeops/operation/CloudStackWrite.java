@@ -3,7 +3,9 @@ package dev.cks.nodeops.operation;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -179,6 +181,11 @@ public final class CloudStackWrite {
     }
 
     private final Duration recheckCloudStack;
+    /**
+     * When this process sent the writes whose first poll is still to come: that poll's {@code created} is a
+     * reading of CloudStack's clock ({@link dev.cks.nodeops.cloudstack.CloudStackClock}), taken without an extra call.
+     */
+    private final Map<String, Instant> sentAt = new ConcurrentHashMap<>();
 
     /** @param recheckCloudStack how long to wait before asking again after CloudStack turned a request away for now */
     public CloudStackWrite(Duration recheckCloudStack) {
@@ -219,6 +226,7 @@ public final class CloudStackWrite {
             record.requestedAt(null);
             return new Done(Optional.empty());
         }
+        sentAt.put(jobId, now);
         record.jobId(jobId);
         report.persist();
         write.sent().accept(jobId);
@@ -262,6 +270,10 @@ public final class CloudStackWrite {
             // that one is over, and what CloudStack shows is what it did.
             return write.done().test(cloudStack) ? new Done(Optional.empty())
                     : new Failed(Optional.empty(), "CloudStack no longer knows job " + jobId + " (" + write.what() + "), and it has not taken effect.");
+        }
+        Instant sent = sentAt.remove(jobId);
+        if (sent != null) {
+            cloudStack.cloudStackClock().observeJob(job.created(), sent, sent);
         }
         if (job.isPending()) {
             Instant since = record.requestedAt();

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -24,7 +21,7 @@ class LostAnswerTest {
             LostAnswer.JobInstance.kubernetesCluster("cluster-a"), SENT, WINDOW);
     private static final LostAnswer.Request DESTROY_OF_VM1 = new LostAnswer.Request(CloudStackCommand.DESTROY_VIRTUAL_MACHINE,
             LostAnswer.JobInstance.virtualMachine("vm-1"), SENT, WINDOW);
-    private static final CloudStackClock SAME_CLOCK = new CloudStackClock();
+    private static final CloudStackClock SAME_CLOCK = clockAt(Duration.ZERO);
 
     @Test
     void whatTheWriteWasForBeingTrueDecidesWhateverTheJobsSay() {
@@ -98,12 +95,20 @@ class LostAnswerTest {
         assertThat(LostAnswer.of(false, List.of(), SCALE_OF_A, SAME_CLOCK, SENT.plus(WINDOW))).isInstanceOf(LostAnswer.NeverArrived.class);
     }
 
-    /** A clock measured from one answer sent and received at SENT whose Date header was SENT + offset. */
+    /** A clock measured from one job queued by a request sent and answered at SENT, created at SENT + offset. */
     private static CloudStackClock clockAt(Duration offset) {
         CloudStackClock clock = new CloudStackClock();
-        clock.observe(DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.ofInstant(SENT.plus(offset), ZoneOffset.UTC)), SENT.plusMillis(500),
-                SENT.plusMillis(500));
+        clock.observeJob(CloudStackTimestamps.format(SENT.plus(offset)), SENT.plusMillis(500), SENT.plusMillis(500));
         return clock;
+    }
+
+    @Test
+    void unmeasuredJobsAreSearchedFromWellBeforeTheRequestAndARunningOneOfTheCommandIsWaitedFor() {
+        CloudStackClock unmeasured = new CloudStackClock();
+        assertThat(SCALE_OF_A.jobsSince(unmeasured)).isEqualTo(SENT.minus(CloudStackClock.UNMEASURED_LOOKBACK));
+        // CloudStack 3 min behind, not measured yet: its job of our scale is stamped 11:57.
+        assertThat(LostAnswer.of(false, List.of(job("maybe-ours", SCALE, 0, null, "11:57:01")), SCALE_OF_A, unmeasured, SENT.plus(WINDOW)))
+                .isEqualTo(new LostAnswer.UnattributedRunning("maybe-ours"));
     }
 
     private static AsyncJobResult job(String id, String cmd, int status, String instance, String created) {
