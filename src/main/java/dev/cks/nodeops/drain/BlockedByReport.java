@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import io.fabric8.kubernetes.api.model.Pod;
+
 /**
  * What keeps a node from being drained, as users read it in conditions and events: the pods still
  * there grouped by cause, PDB blocks with the PDB's numbers (like Cluster API's drain condition), and
@@ -38,6 +40,10 @@ public final class BlockedByReport {
      *     filter's sentence, for API_ERROR the status code and message
      */
     public record StuckPod(String namespace, String name, Cause cause, String detail) {
+        static StuckPod of(Pod pod, Cause cause, String detail) {
+            return new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), cause, detail);
+        }
+
         String ref() {
             return namespace + "/" + name;
         }

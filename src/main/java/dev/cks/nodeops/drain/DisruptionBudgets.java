@@ -27,6 +27,17 @@ public final class DisruptionBudgets {
                 status == null || status.getExpectedPods() == null ? 0 : status.getExpectedPods());
     }
 
+    /**
+     * The budget's numbers with {@code disruptionsAllowed} lowered by the evictions it covers: the API server
+     * lowers it on each eviction it accepts, and a copy read before them does not show that yet.
+     */
+    public static BlockedByReport.BudgetNumbers numbersAfter(PodDisruptionBudget budget, List<Pod> evicted) {
+        BlockedByReport.BudgetNumbers read = numbers(budget);
+        long evictedUnder = evicted.stream().filter(p -> !EvictionRound.evictionIgnoresBudgets(p) && covering(p, List.of(budget)).size() == 1).count();
+        return new BlockedByReport.BudgetNumbers(read.namespace(), read.name(), read.desiredHealthy(), read.currentHealthy(),
+                (int) Math.max(0, read.disruptionsAllowed() - evictedUnder), read.expectedPods());
+    }
+
     /** The budgets of the pod's namespace whose selector matches it (the API refuses evictions under more than one). */
     public static List<PodDisruptionBudget> covering(Pod pod, List<PodDisruptionBudget> budgets) {
         return budgets.stream()

@@ -192,14 +192,14 @@ public final class DrainWatches implements AutoCloseable {
 
         /**
          * One watch per namespace, or one cluster-wide watch once more than
-         * {@value NodeDrainer#MAX_NAMESPACES_LISTED_ONE_BY_ONE} namespaces are involved.
+         * {@value BudgetReader#MAX_NAMESPACES_LISTED_ONE_BY_ONE} namespaces are involved.
          */
         synchronized Map<String, List<PodDisruptionBudget>> read(NodeWatch reader, Set<String> namespaces, Instant now) {
             Set<String> missing = new TreeSet<>(namespaces);
             missing.removeAll(informers.keySet());
             try {
                 if (!informers.containsKey(ALL_NAMESPACES) && !missing.isEmpty()) {
-                    if (informers.size() + missing.size() > NodeDrainer.MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
+                    if (informers.size() + missing.size() > BudgetReader.MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
                         SharedIndexInformer<PodDisruptionBudget> all = started(
                                 client.policy().v1().podDisruptionBudget().inAnyNamespace().runnableInformer(0), new BudgetWakes(),
                                 "the PodDisruptionBudgets of all namespaces");

@@ -10,12 +10,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers;
 import dev.cks.nodeops.drain.BlockedByReport.Cause;
 import dev.cks.nodeops.drain.BlockedByReport.StuckPod;
-import dev.cks.nodeops.drain.DrainResult.Outcome;
+import dev.cks.nodeops.drain.DrainResult.PodsLeft;
 import dev.cks.nodeops.drain.EvictionApi.Answer;
 import dev.cks.nodeops.drain.EvictionApi.PodRef;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -47,15 +48,11 @@ public final class NodeDrainer {
      * within a second waits this long instead: only in case a wake-up got lost.
      */
     public static final Duration WATCHED_FALLBACK = Duration.ofSeconds(5);
-    /**
-     * Up to this many namespaces, budgets are listed namespace by namespace (each answer holds only
-     * budgets that can matter); beyond it one cluster-wide list is fewer requests.
-     */
-    static final int MAX_NAMESPACES_LISTED_ONE_BY_ONE = 3;
     private static final Duration STEP_BUDGET = Duration.ofSeconds(20);
 
     private final KubernetesClient client;
     private final EvictionApi evictions;
+    private final BudgetReader budgets;
     private final EvictionListener listener;
     private final DrainWatches watches;
 
@@ -70,6 +67,7 @@ public final class NodeDrainer {
     public NodeDrainer(KubernetesClient client, EvictionListener listener, DrainWatches watches) {
         this.client = client;
         this.evictions = new EvictionApi(client);
+        this.budgets = new BudgetReader(client);
         this.listener = listener;
         this.watches = watches;
     }
@@ -104,149 +102,50 @@ public final class NodeDrainer {
         try {
             filters = PodFilters.forOptions(options, now);
         } catch (PodSelector.InvalidSelector invalidSelector) {
-            return finish(Outcome.FAILED, next, invalidSelector.getMessage(), 0);
+            return ended(DrainResult.failed(next, invalidSelector.getMessage(), 0));
         }
         DrainSchedule.Decision decision = DrainSchedule.decide(options, next, deadline, now);
         decision.applyTo(next);
         if (decision.kind() == DrainSchedule.Kind.WAIT) {
-            return new DrainResult(Outcome.IN_PROGRESS, decision.nextAttemptAt(), Objects.requireNonNullElse(next.getBlockedBy(), ""), next, -1,
-                    List.of(), false, List.of());
+            return DrainResult.inProgress(next, Objects.requireNonNullElse(next.getBlockedBy(), ""), decision.nextAttemptAt(), PodsLeft.UNSEEN);
         }
-        boolean givingUp = decision.kind() == DrainSchedule.Kind.GIVE_UP;
-        DrainWatches.NodeWatch watch = watchOf(node, wake, now, next);
-
+        Scope scope = new Scope(node, options, decision, watchOf(node, wake, now, next), next, now);
         Sorted sorted;
         try {
-            sorted = Sorted.of(watch != null ? watch.pods() : listPods(node), filters);
-            if (watch != null && sorted.nothingLeft()) {
-                // "Drained" is the API server's word, not a watch's that may lag behind it.
-                sorted = Sorted.of(listPods(node), filters);
-            }
+            sorted = readPods(scope, filters);
         } catch (KubernetesClientException e) {
-            next.setLastApiError(BlockedByReport.tail("listing the pods of node " + node + ": " + e.getMessage()));
-            String report = BlockedByReport.format(node, List.of(), Map.of(), next.getLastApiError());
-            return givingUp ? finish(Outcome.BLOCKED, next, report + "\n" + decision.why(), -1)
-                    : inProgress(next, report, -1, List.of(), false, now.plus(RETRY_BLOCKED_EVICTION), decision.attemptEndsAt(), List.of());
+            return podsUnreadable(scope, e);
         }
-        List<Pod> toRemove = sorted.toRemove();
-        List<Pod> awaited = sorted.awaited();
         if (!sorted.refused().isEmpty()) {
             // kubectl refuses the whole drain before evicting anything: a half-drained node helps nobody.
-            return finish(Outcome.FAILED, next, BlockedByReport.format(node, sorted.refused(), Map.of(), null), sorted.refused().size());
+            return ended(DrainResult.failed(next, BlockedByReport.format(node, sorted.refused(), Map.of(), null), sorted.refused().size()));
         }
         if (sorted.nothingLeft()) {
-            next.setBlockedBy(null);
-            return finish(Outcome.DONE, next, "", 0);
+            return done(next);
+        }
+        return evictDue(scope, sorted);
+    }
+
+    /**
+     * What one step works with once the schedule let it run.
+     *
+     * @param watch the node's watches the step reads; null: the step lists
+     * @param state the state the step builds for the next one
+     */
+    private record Scope(String node, DrainOptions options, DrainSchedule.Decision decision, DrainWatches.NodeWatch watch, DrainState state,
+            Instant now) {
+        /** Out of attempts or time: dry runs tell why each pod is still there, and nothing more is evicted. */
+        boolean givingUp() {
+            return decision.kind() == DrainSchedule.Kind.GIVE_UP;
         }
 
-        // A watch may still show a pod this drain evicted without its deletion timestamp: it is leaving all the
-        // same (the server accepted its eviction; the same uid is the same pod), and is not sent again.
-        Set<String> evictedEarlier = watch == null ? Set.of() : Set.copyOf(next.getPodsSeen());
-        List<Pod> terminating = toRemove.stream().filter(p -> leaving(p, evictedEarlier)).toList();
-        // Pods of a higher drain-order wait until every pod of a lower order is gone.
-        int order = PodDrainPolicy.current(toRemove);
-        List<Pod> due = toRemove.stream().filter(p -> !leaving(p, evictedEarlier) && PodDrainPolicy.order(p) == order).toList();
-        List<Pod> later = toRemove.stream().filter(p -> !leaving(p, evictedEarlier) && PodDrainPolicy.order(p) != order).toList();
-        // Budget-aware: send only the evictions the budgets allow now, so pods that could not go anyway
-        // cost no 429. Not when giving up (a dry run of every pod tells why each is still there, without
-        // evicting anything more), nor for plain deletes (they bypass budgets).
-        Map<String, List<PodDisruptionBudget>> budgetsListed = Map.of();
-        List<Pod> send = due;
-        Map<Pod, String> heldBack = Map.of();
-        if (!givingUp && !Boolean.TRUE.equals(options.getDisableEviction()) && !due.isEmpty()) {
-            Map<String, List<PodDisruptionBudget>> listed = watch != null ? watchedBudgets(watch, due, next, now) : null;
-            listed = listed != null ? listed : listBudgets(due, next);
-            if (listed != null) {
-                budgetsListed = listed;
-                EvictionRound.Plan plan = EvictionRound.plan(due, listed.values().stream().flatMap(List::stream).toList());
-                send = plan.evictNow();
-                heldBack = plan.heldBack();
-            }
-            // Budgets unreadable: send everything, the API server decides as it always does.
+        /**
+         * A watch may still show a pod this drain evicted without its deletion timestamp: it is leaving all the
+         * same (the server accepted its eviction; the same uid is the same pod), and is not sent again.
+         */
+        Set<String> evictedEarlier() {
+            return watch == null ? Set.of() : Set.copyOf(state.getPodsSeen());
         }
-        Map<Pod, Answer> answers = removeAll(send, options, givingUp);
-
-        List<StuckPod> stuck = new ArrayList<>();
-        Map<String, List<Pod>> blockedByNamespace = new LinkedHashMap<>();
-        List<Pod> evicted = new ArrayList<>();
-        boolean refusedWith429 = false;
-        boolean apiError = false;
-        int gone = 0;
-        for (Pod pod : terminating) {
-            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.TERMINATING, terminatingDetail(pod, now)));
-        }
-        for (Pod pod : later) {
-            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.LATER_ORDER,
-                    PodDrainPolicy.ORDER + " " + PodDrainPolicy.order(pod) + ", after the pods of order " + order));
-        }
-        for (Pod pod : awaited) {
-            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.AWAITING_COMPLETION, ""));
-        }
-        for (Map.Entry<Pod, Answer> entry : answers.entrySet()) {
-            Pod pod = entry.getKey();
-            Answer answer = entry.getValue();
-            String namespace = pod.getMetadata().getNamespace();
-            if (!givingUp) {
-                listener.answered(answer.gone() ? "gone" : answer.accepted() ? "evicted" : answer.tooManyRequests() ? "blocked" : "error");
-            }
-            if (answer.gone()) {
-                gone++;
-            } else if (answer.accepted()) {
-                if (givingUp) {
-                    // The dry run would have been allowed: the attempt ran out just before this pod's turn.
-                    stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.NOT_EVICTED_IN_TIME, ""));
-                } else {
-                    next.recordEvicted(refOf(pod).key());
-                    next.recordWorkload(workloadOf(pod));
-                    evicted.add(pod);
-                    stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.TERMINATING, "evicted just now"));
-                }
-            } else if (answer.tooManyRequests()) {
-                refusedWith429 = true;
-                blockedByNamespace.computeIfAbsent(namespace, n -> new ArrayList<>()).add(pod);
-                stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.DISRUPTION_BUDGET,
-                        DisruptionBudgets.namedIn(answer.causes()).map(name -> namespace + "/" + name).orElse(answer.message())));
-                next.setLastApiError(BlockedByReport.tail(action(options) + " " + refOf(pod).ref() + ": " + answer.describe()));
-            } else {
-                apiError = true;
-                stuck.add(new StuckPod(namespace, pod.getMetadata().getName(), Cause.API_ERROR, answer.describe()));
-                next.setLastApiError(BlockedByReport.tail(action(options) + " " + refOf(pod).ref() + ": " + answer.describe()));
-            }
-        }
-        for (Map.Entry<Pod, String> held : heldBack.entrySet()) {
-            Pod pod = held.getKey();
-            blockedByNamespace.computeIfAbsent(pod.getMetadata().getNamespace(), n -> new ArrayList<>()).add(pod);
-            stuck.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.DISRUPTION_BUDGET, held.getValue()));
-        }
-        if (watch != null) {
-            watch.spent(evicted, budgetsListed, now);
-        }
-        Map<String, BudgetNumbers> budgets = budgetsFor(blockedByNamespace, stuck, next, budgetsListed, evicted);
-        String report = BlockedByReport.format(node, stuck, budgets, givingUp ? next.getLastApiError() : null);
-        int remaining = toRemove.size() - gone + awaited.size();
-        if (remaining == 0) {
-            next.setBlockedBy(null);
-            return finish(Outcome.DONE, next, "", 0);
-        }
-        next.setBlockedBy(report);
-        List<DrainEscalation.HeldPod> held = heldPods(stuck, toRemove);
-        if (givingUp) {
-            String gaveUp = report + "\nThe drain gives up: " + decision.why() + ".";
-            next.setBlockedBy(gaveUp);
-            next.setNextAttemptAt(null);
-            return new DrainResult(Outcome.BLOCKED, null, gaveUp, next, remaining, List.of(), false, held);
-        }
-        List<BudgetNumbers> holding = heldBack.values().stream().distinct()
-                .map(budgets::get).toList();
-        boolean podsLeaving = !evicted.isEmpty() || !terminating.isEmpty() || gone > 0;
-        boolean onlyAwaiting = toRemove.size() == gone;
-        Duration again = onlyAwaiting && !apiError ? CHECK_COMPLETION : EvictionRound.nextLook(apiError, refusedWith429, holding, podsLeaving);
-        if (watch != null && again.compareTo(WATCHED_FALLBACK) < 0) {
-            // What the drain waits for (a pod leaving, a budget allowing more) wakes it.
-            again = WATCHED_FALLBACK;
-        }
-        return inProgress(next, report, remaining, BlockedByReport.budgetHolds(stuck, budgets), podsLeaving, now.plus(again),
-                decision.attemptEndsAt(), held);
     }
 
     /** The node's pods the drain acts on, sorted by what it does with them. */
@@ -257,8 +156,7 @@ public final class NodeDrainer {
                 PodVerdict verdict = filters.verdict(pod);
                 switch (verdict.action()) {
                     case EVICT -> sorted.toRemove.add(pod);
-                    case REFUSE -> sorted.refused.add(new StuckPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), Cause.REFUSED,
-                            verdict.reason()));
+                    case REFUSE -> sorted.refused.add(StuckPod.of(pod, Cause.REFUSED, verdict.reason()));
                     case WAIT -> sorted.awaited.add(pod);
                     case SKIP -> { }
                 }
@@ -268,6 +166,144 @@ public final class NodeDrainer {
 
         boolean nothingLeft() {
             return refused.isEmpty() && toRemove.isEmpty() && awaited.isEmpty();
+        }
+    }
+
+    /** The pods to remove by what this step does with them: evict those due, wait for those leaving and keep the others for later. */
+    private record Turn(List<Pod> leaving, List<Pod> due, List<Pod> later, int order) {
+        static Turn of(List<Pod> toRemove, Set<String> evictedEarlier) {
+            // Pods of a higher drain-order wait until every pod of a lower order is gone.
+            int order = PodDrainPolicy.current(toRemove);
+            List<Pod> leaving = toRemove.stream().filter(p -> NodeDrainer.leaving(p, evictedEarlier)).toList();
+            List<Pod> staying = toRemove.stream().filter(p -> !NodeDrainer.leaving(p, evictedEarlier)).toList();
+            return new Turn(leaving, staying.stream().filter(p -> PodDrainPolicy.order(p) == order).toList(),
+                    staying.stream().filter(p -> PodDrainPolicy.order(p) != order).toList(), order);
+        }
+
+        /** The pods this step waits for without sending anything: leaving, of a later order, or awaited to complete. */
+        List<StuckPod> waiting(List<Pod> awaited, Instant now) {
+            List<StuckPod> stuck = new ArrayList<>();
+            leaving.forEach(pod -> stuck.add(StuckPod.of(pod, Cause.TERMINATING, terminatingDetail(pod, now))));
+            later.forEach(pod -> stuck.add(StuckPod.of(pod, Cause.LATER_ORDER,
+                    PodDrainPolicy.ORDER + " " + PodDrainPolicy.order(pod) + ", after the pods of order " + order)));
+            awaited.forEach(pod -> stuck.add(StuckPod.of(pod, Cause.AWAITING_COMPLETION, "")));
+            return stuck;
+        }
+    }
+
+    /**
+     * The evictions a step sends.
+     *
+     * @param heldBack pods not sent because a budget allows no disruption now, with that budget's namespace/name
+     * @param budgetsRead the budgets read before sending, per namespace; empty when none were
+     */
+    private record Round(List<Pod> send, Map<Pod, String> heldBack, Map<String, List<PodDisruptionBudget>> budgetsRead) {
+    }
+
+    private Sorted readPods(Scope scope, PodFilters filters) {
+        Sorted sorted = Sorted.of(scope.watch() != null ? scope.watch().pods() : listPods(scope.node()), filters);
+        if (scope.watch() != null && sorted.nothingLeft()) {
+            // "Drained" is the API server's word, not a watch's that may lag behind it.
+            sorted = Sorted.of(listPods(scope.node()), filters);
+        }
+        return sorted;
+    }
+
+    private static DrainResult podsUnreadable(Scope scope, KubernetesClientException e) {
+        DrainState next = scope.state();
+        next.setLastApiError(BlockedByReport.tail("listing the pods of node " + scope.node() + ": " + e.getMessage()));
+        String report = BlockedByReport.format(scope.node(), List.of(), Map.of(), next.getLastApiError());
+        return scope.givingUp() ? ended(DrainResult.gaveUp(next, report + "\n" + scope.decision().why(), PodsLeft.UNSEEN))
+                : inProgress(scope, report, scope.now().plus(RETRY_BLOCKED_EVICTION), PodsLeft.UNSEEN);
+    }
+
+    /** Sends the evictions due (as many as the budgets allow) and reports what still keeps pods on the node. */
+    private DrainResult evictDue(Scope scope, Sorted sorted) {
+        Turn turn = Turn.of(sorted.toRemove(), scope.evictedEarlier());
+        Round round = round(scope, turn.due());
+        Map<Pod, Answer> answers = removeAll(round.send(), scope.options(), scope.givingUp());
+        EvictionOutcome outcome = EvictionOutcome.of(answers, scope.givingUp(), scope.options());
+        record(scope, round, answers, outcome);
+
+        List<StuckPod> stuck = new ArrayList<>(turn.waiting(sorted.awaited(), scope.now()));
+        stuck.addAll(outcome.stuck());
+        round.heldBack().forEach((pod, budget) -> stuck.add(StuckPod.of(pod, Cause.DISRUPTION_BUDGET, budget)));
+        Map<String, List<Pod>> blockedByNamespace = byNamespace(
+                Stream.concat(outcome.refusedByBudget().stream(), round.heldBack().keySet().stream()));
+        Map<String, BudgetNumbers> budgetNumbers = budgetsFor(blockedByNamespace, stuck, scope.state(), round.budgetsRead(), outcome.evicted());
+        String report = BlockedByReport.format(scope.node(), stuck, budgetNumbers, scope.givingUp() ? scope.state().getLastApiError() : null);
+
+        int remaining = sorted.toRemove().size() - outcome.gone() + sorted.awaited().size();
+        if (remaining == 0) {
+            return done(scope.state());
+        }
+        List<DrainEscalation.HeldPod> held = heldPods(stuck, sorted.toRemove());
+        if (scope.givingUp()) {
+            return ended(DrainResult.gaveUp(scope.state(), report + "\nThe drain gives up: " + scope.decision().why() + ".",
+                    new PodsLeft(remaining, List.of(), false, held)));
+        }
+        scope.state().setBlockedBy(report);
+        boolean podsLeaving = !outcome.evicted().isEmpty() || !turn.leaving().isEmpty() || outcome.gone() > 0;
+        List<BudgetNumbers> holding = round.heldBack().values().stream().distinct().map(budgetNumbers::get).toList();
+        boolean onlyAwaiting = sorted.toRemove().size() == outcome.gone();
+        return inProgress(scope, report, scope.now().plus(nextLook(scope, onlyAwaiting, outcome, holding, podsLeaving)),
+                new PodsLeft(remaining, BlockedByReport.budgetHolds(stuck, budgetNumbers), podsLeaving, held));
+    }
+
+    /**
+     * As {@link EvictionRound#nextLook}, but a drain that only awaits pods completing their work looks less often,
+     * and one its watches wake looks on its own only after {@link #WATCHED_FALLBACK}.
+     *
+     * @param holding the numbers of the budgets that held pods back (an element is null when unknown)
+     */
+    private static Duration nextLook(Scope scope, boolean onlyAwaiting, EvictionOutcome outcome, List<BudgetNumbers> holding, boolean podsLeaving) {
+        Duration again = onlyAwaiting && !outcome.apiError() ? CHECK_COMPLETION
+                : EvictionRound.nextLook(outcome.apiError(), outcome.refusedWith429(), holding, podsLeaving);
+        if (scope.watch() != null && again.compareTo(WATCHED_FALLBACK) < 0) {
+            // What the drain waits for (a pod leaving, a budget allowing more) wakes it.
+            again = WATCHED_FALLBACK;
+        }
+        return again;
+    }
+
+    private static Map<String, List<Pod>> byNamespace(Stream<Pod> pods) {
+        Map<String, List<Pod>> byNamespace = new LinkedHashMap<>();
+        pods.forEach(pod -> byNamespace.computeIfAbsent(pod.getMetadata().getNamespace(), n -> new ArrayList<>()).add(pod));
+        return byNamespace;
+    }
+
+    /**
+     * Budget-aware: sends only the evictions the budgets allow now, so pods that could not go anyway cost no
+     * 429. Not when giving up (a dry run of every pod tells why each is still there, without evicting anything
+     * more), nor for plain deletes (they bypass budgets).
+     */
+    private Round round(Scope scope, List<Pod> due) {
+        if (scope.givingUp() || Boolean.TRUE.equals(scope.options().getDisableEviction()) || due.isEmpty()) {
+            return new Round(due, Map.of(), Map.of());
+        }
+        Map<String, List<PodDisruptionBudget>> read = budgets.ofPods(due, scope.watch(), scope.state(), scope.now());
+        if (read == null) {
+            // Budgets unreadable: send everything, the API server decides as it always does.
+            return new Round(due, Map.of(), Map.of());
+        }
+        EvictionRound.Plan plan = EvictionRound.plan(due, read.values().stream().flatMap(List::stream).toList());
+        return new Round(plan.evictNow(), plan.heldBack(), read);
+    }
+
+    /** Tells the listener what each request got, keeps what was evicted in the state, and tells the watches. */
+    private void record(Scope scope, Round round, Map<Pod, Answer> answers, EvictionOutcome outcome) {
+        if (!scope.givingUp()) {
+            answers.values().forEach(answer -> listener.answered(EvictionOutcome.Answered.of(answer).label));
+        }
+        for (Pod pod : outcome.evicted()) {
+            scope.state().recordEvicted(refOf(pod).key());
+            scope.state().recordWorkload(workloadOf(pod));
+        }
+        if (outcome.lastApiError() != null) {
+            scope.state().setLastApiError(outcome.lastApiError());
+        }
+        if (scope.watch() != null) {
+            scope.watch().spent(outcome.evicted(), round.budgetsRead(), scope.now());
         }
     }
 
@@ -289,18 +325,6 @@ public final class NodeDrainer {
         }
     }
 
-    /** The budgets of the pods' namespaces from the watches; null when a watch of a new namespace could not start. */
-    private static Map<String, List<PodDisruptionBudget>> watchedBudgets(DrainWatches.NodeWatch watch, List<Pod> due, DrainState next, Instant now) {
-        Set<String> namespaces = new TreeSet<>();
-        due.forEach(p -> namespaces.add(p.getMetadata().getNamespace()));
-        try {
-            return watch.budgets(namespaces, now);
-        } catch (KubernetesClientException e) {
-            next.setLastApiError(BlockedByReport.tail(e.getMessage()));
-            return null;
-        }
-    }
-
     /** The pods budgets keep on the node (held back, or refused with 429), with their labels for the ladder's selectors. */
     private static List<DrainEscalation.HeldPod> heldPods(List<StuckPod> stuck, List<Pod> pods) {
         Map<String, Pod> byRef = new HashMap<>();
@@ -316,58 +340,27 @@ public final class NodeDrainer {
     }
 
     /**
-     * The budgets of the namespaces of the pods due: one list per namespace, or one cluster-wide list when
-     * the pods span more than {@value #MAX_NAMESPACES_LISTED_ONE_BY_ONE} namespaces. Null when a list failed.
-     */
-    private Map<String, List<PodDisruptionBudget>> listBudgets(List<Pod> due, DrainState next) {
-        Set<String> namespaces = new TreeSet<>();
-        due.forEach(p -> namespaces.add(p.getMetadata().getNamespace()));
-        Map<String, List<PodDisruptionBudget>> byNamespace = new LinkedHashMap<>();
-        namespaces.forEach(n -> byNamespace.put(n, new ArrayList<>()));
-        try {
-            if (namespaces.size() > MAX_NAMESPACES_LISTED_ONE_BY_ONE) {
-                for (PodDisruptionBudget budget : client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems()) {
-                    List<PodDisruptionBudget> ofNamespace = byNamespace.get(budget.getMetadata().getNamespace());
-                    if (ofNamespace != null) {
-                        ofNamespace.add(budget);
-                    }
-                }
-            } else {
-                for (String namespace : namespaces) {
-                    byNamespace.put(namespace, client.policy().v1().podDisruptionBudget().inNamespace(namespace).list().getItems());
-                }
-            }
-        } catch (KubernetesClientException e) {
-            next.setLastApiError(BlockedByReport.tail("listing PodDisruptionBudgets: " + e.getMessage()));
-            return null;
-        }
-        return byNamespace;
-    }
-
-    /**
-     * The numbers of the budgets of namespaces with blocked pods, for the report. Namespaces listed at the
-     * start of this step are not listed again: their {@code disruptionsAllowed} is lowered by the evictions
+     * The numbers of the budgets of namespaces with blocked pods, for the report. Namespaces read at the
+     * start of this step are not read again: their {@code disruptionsAllowed} is lowered by the evictions
      * this step got accepted, as the API server lowers it on each one. Others (a 429 after the budgets could
-     * not be listed, or a dry run when giving up) are listed now.
+     * not be read, or a dry run when giving up) are listed now.
      */
     private Map<String, BudgetNumbers> budgetsFor(Map<String, List<Pod>> blockedByNamespace, List<StuckPod> stuck, DrainState next,
-            Map<String, List<PodDisruptionBudget>> listed, List<Pod> evicted) {
+            Map<String, List<PodDisruptionBudget>> readBefore, List<Pod> evicted) {
         Map<String, BudgetNumbers> numbers = new HashMap<>();
         Map<String, String> budgetOfPod = new HashMap<>();
         blockedByNamespace.forEach((namespace, pods) -> {
-            List<PodDisruptionBudget> budgets = listed.containsKey(namespace) ? listed.get(namespace) : listBudgetsOf(namespace, next);
-            if (budgets == null) {
+            boolean read = readBefore.containsKey(namespace);
+            List<PodDisruptionBudget> ofNamespace = read ? readBefore.get(namespace) : budgets.ofNamespace(namespace, next);
+            if (ofNamespace == null) {
                 return;
             }
-            for (PodDisruptionBudget budget : budgets) {
-                BudgetNumbers read = DisruptionBudgets.numbers(budget);
-                long evictedUnder = !listed.containsKey(namespace) ? 0 : evicted.stream()
-                        .filter(p -> !EvictionRound.evictionIgnoresBudgets(p) && DisruptionBudgets.covering(p, List.of(budget)).size() == 1).count();
-                numbers.put(read.ref(), new BudgetNumbers(read.namespace(), read.name(), read.desiredHealthy(), read.currentHealthy(),
-                        (int) Math.max(0, read.disruptionsAllowed() - evictedUnder), read.expectedPods()));
+            for (PodDisruptionBudget budget : ofNamespace) {
+                BudgetNumbers after = DisruptionBudgets.numbersAfter(budget, read ? evicted : List.of());
+                numbers.put(after.ref(), after);
             }
             for (Pod pod : pods) {
-                List<PodDisruptionBudget> covering = DisruptionBudgets.covering(pod, budgets);
+                List<PodDisruptionBudget> covering = DisruptionBudgets.covering(pod, ofNamespace);
                 if (covering.size() == 1) {
                     budgetOfPod.put(refOf(pod).ref(), namespace + "/" + covering.get(0).getMetadata().getName());
                 }
@@ -377,15 +370,6 @@ public final class NodeDrainer {
         stuck.replaceAll(p -> p.cause() == Cause.DISRUPTION_BUDGET && !numbers.containsKey(p.detail()) && budgetOfPod.containsKey(p.ref())
                 ? new StuckPod(p.namespace(), p.name(), p.cause(), budgetOfPod.get(p.ref())) : p);
         return numbers;
-    }
-
-    private List<PodDisruptionBudget> listBudgetsOf(String namespace, DrainState next) {
-        try {
-            return client.policy().v1().podDisruptionBudget().inNamespace(namespace).list().getItems();
-        } catch (KubernetesClientException e) {
-            next.setLastApiError(BlockedByReport.tail("listing the PodDisruptionBudgets of namespace " + namespace + ": " + e.getMessage()));
-            return null;
-        }
     }
 
     private static boolean leaving(Pod pod, Set<String> evictedEarlier) {
@@ -403,22 +387,24 @@ public final class NodeDrainer {
         return "deleted " + seconds + "s ago" + (holding.isEmpty() ? "" : ", finalizers " + String.join(", ", holding));
     }
 
-    private static String action(DrainOptions options) {
-        return Boolean.TRUE.equals(options.getDisableEviction()) ? "deleting (disableEviction bypasses PodDisruptionBudgets)" : "evicting";
-    }
-
-    private static DrainResult finish(Outcome outcome, DrainState state, String report, int remaining) {
+    private static DrainResult done(DrainState state) {
         state.setNextAttemptAt(null);
-        if (outcome != Outcome.DONE) {
-            state.setBlockedBy(report);
-        }
-        return new DrainResult(outcome, null, report, state, remaining, List.of(), false, List.of());
+        state.setBlockedBy(null);
+        return DrainResult.done(state);
     }
 
-    private static DrainResult inProgress(DrainState state, String report, int remaining, List<BlockedByReport.BudgetHold> holds,
-            boolean podsLeaving, Instant wanted, Instant attemptEndsAt, List<DrainEscalation.HeldPod> held) {
+    /** A drain that ended undone (failed or given up): no attempt follows, and its report stays in the state for users. */
+    private static DrainResult ended(DrainResult result) {
+        result.state().setNextAttemptAt(null);
+        result.state().setBlockedBy(result.report());
+        return result;
+    }
+
+    /** Looks again when wanted, but no later than the end of the attempt (the next step gives up or starts the next). */
+    private static DrainResult inProgress(Scope scope, String report, Instant wanted, PodsLeft left) {
+        Instant attemptEndsAt = scope.decision().attemptEndsAt();
         Instant nextCheck = attemptEndsAt != null && attemptEndsAt.isBefore(wanted) ? attemptEndsAt : wanted;
-        return new DrainResult(Outcome.IN_PROGRESS, nextCheck, report, state, remaining, holds, podsLeaving, held);
+        return DrainResult.inProgress(scope.state(), report, nextCheck, left);
     }
 
     /**

@@ -40,12 +40,12 @@ public record DrainTick(DrainResult.Outcome outcome, String progress, Step next,
 
     public static DrainTick of(String node, DrainResult result, DrainOptions options, Instant now) {
         DrainState state = result.state();
-        String holds = result.budgetHolds().stream().map(BudgetHold::describe).collect(Collectors.joining("; "));
+        String holds = result.podsLeft().budgetHolds().stream().map(BudgetHold::describe).collect(Collectors.joining("; "));
         List<EscalationStep> ladder = DrainEscalation.ladder(options);
         if (result.outcome() != DrainResult.Outcome.IN_PROGRESS) {
             forget(state);
             Optional<EscalationStep.Action> giveUp = result.outcome() == DrainResult.Outcome.BLOCKED
-                    ? DrainEscalation.onGivingUp(ladder, result.heldPods()).map(EscalationStep::getAction) : Optional.empty();
+                    ? DrainEscalation.onGivingUp(ladder, result.podsLeft().heldPods()).map(EscalationStep::getAction) : Optional.empty();
             return new DrainTick(result.outcome(), progressLine(node, result, options, holds, null), Step.next(), false, List.of(), List.of(),
                     giveUp, result.report(), "");
         }
@@ -54,7 +54,7 @@ public record DrainTick(DrainResult.Outcome outcome, String progress, Step next,
         }
         Duration blockedFor = blockedFor(state, now);
         DrainEscalation.Decision decision = blockedFor == null ? new DrainEscalation.Decision(List.of(), List.of(), Optional.empty(), "")
-                : DrainEscalation.decide(ladder, state, node, state.getBlockCause(), holds, result.heldPods(), blockedFor, now);
+                : DrainEscalation.decide(ladder, state, node, state.getBlockCause(), holds, result.podsLeft().heldPods(), blockedFor, now);
         Step next = result.nextCheckAt() == null ? Step.next() : Step.at(result.nextCheckAt(), now);
         return new DrainTick(result.outcome(), progressLine(node, result, options, holds, blockedFor), next, blockedFor != null,
                 decision.warnings(), decision.deletions(), decision.giveUp(), decision.giveUp().isPresent() ? decision.why() : result.report(), "");
@@ -67,12 +67,12 @@ public record DrainTick(DrainResult.Outcome outcome, String progress, Step next,
 
     /** Remembers since when the same budgets have held pods while none left the node. */
     private static void observe(DrainState state, DrainResult result, Instant now) {
-        String cause = result.budgetHolds().stream().map(BudgetHold::budget).sorted().distinct().collect(Collectors.joining(", "));
+        String cause = result.podsLeft().budgetHolds().stream().map(BudgetHold::budget).sorted().distinct().collect(Collectors.joining(", "));
         if (cause.isEmpty()) {
             forget(state);
             return;
         }
-        if (result.podsLeaving() || !cause.equals(state.getBlockCause())) {
+        if (result.podsLeft().leaving() || !cause.equals(state.getBlockCause())) {
             state.setBlockCause(cause);
             state.setBlockSince(Timestamps.format(now));
         }
@@ -97,7 +97,7 @@ public record DrainTick(DrainResult.Outcome outcome, String progress, Step next,
     private static String progressLine(String node, DrainResult result, DrainOptions options, String holds, Duration blockedFor) {
         int attempt = Objects.requireNonNullElse(result.state().getAttempt(), 1);
         String line = "Draining node " + node + " (attempt " + attempt + "/" + options.attempts() + ")"
-                + (result.podsRemaining() > 0 ? ", " + result.podsRemaining() + " pod(s) to go" : "");
+                + (result.podsLeft().count() > 0 ? ", " + result.podsLeft().count() + " pod(s) to go" : "");
         if (holds.isEmpty()) {
             return line + ".";
         }

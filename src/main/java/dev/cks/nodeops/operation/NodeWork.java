@@ -15,7 +15,6 @@ import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.nodes.CordonRecord;
 import dev.cks.nodeops.nodes.NodeLock;
-import dev.cks.nodeops.nodes.NodeProgress;
 import io.fabric8.kubernetes.api.model.Node;
 
 /**

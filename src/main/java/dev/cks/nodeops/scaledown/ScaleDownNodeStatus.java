@@ -1,6 +1,6 @@
 package dev.cks.nodeops.scaledown;
 
-import dev.cks.nodeops.nodes.NodeProgress;
+import dev.cks.nodeops.operation.NodeProgress;
 
 /** One node of a ScaleDown; startedAt/completedAt of the base class bound its drain. */
 public class ScaleDownNodeStatus extends NodeProgress {

@@ -1,6 +1,6 @@
 package dev.cks.nodeops.upgrade;
 
-import dev.cks.nodeops.nodes.NodeProgress;
+import dev.cks.nodeops.operation.NodeProgress;
 
 public class UpgradeNodeStatus extends NodeProgress {
     public enum Action {

@@ -16,7 +16,7 @@ import dev.cks.nodeops.drain.BlockedByReport.BudgetHold;
 import dev.cks.nodeops.drain.DrainEscalation;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.DrainResult;
-import dev.cks.nodeops.drain.DrainResult.Outcome;
+import dev.cks.nodeops.drain.DrainResult.PodsLeft;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.EvictionApi;
@@ -95,13 +95,13 @@ public final class FakeNodeWork implements NodeWork {
     }
 
     public static DrainResult done(DrainState state) {
-        return new DrainResult(Outcome.DONE, null, "", state, 0, List.of(), false, List.of());
+        return DrainResult.done(state);
     }
 
     /** A step that evicted some pods: the drain is moving. */
     public static DrainResult moving(DrainState state, Instant nextLook, int remaining) {
         state.setAttempt(1);
-        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "", state, remaining, List.of(), true, List.of());
+        return DrainResult.inProgress(state, "", nextLook, new PodsLeft(remaining, List.of(), true, List.of()));
     }
 
     /** A step in which budgets kept these pods (namespace/name, app label = the name's first part) and none left. */
@@ -110,19 +110,19 @@ public final class FakeNodeWork implements NodeWork {
         List<DrainEscalation.HeldPod> held = java.util.Arrays.stream(pods).map(ref -> new DrainEscalation.HeldPod(
                 new EvictionApi.PodRef(ref.split("/")[0], ref.split("/")[1], "uid-" + ref), Map.of("app", ref.split("/")[1].split("-")[0]), budget))
                 .toList();
-        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "pods held by pdb " + budget, state, pods.length,
-                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers + " (pods " + String.join(", ", pods) + ")")), false, held);
+        return DrainResult.inProgress(state, "pods held by pdb " + budget, nextLook, new PodsLeft(pods.length,
+                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers + " (pods " + String.join(", ", pods) + ")")), false, held));
     }
 
     /** A step in which a budget kept every remaining pod and none left. */
     public static DrainResult heldBy(DrainState state, Instant nextLook, String budget, String numbers, int remaining) {
         state.setAttempt(1);
-        return new DrainResult(Outcome.IN_PROGRESS, nextLook, "pods held by pdb " + budget, state, remaining,
-                List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers)), false, List.of());
+        return DrainResult.inProgress(state, "pods held by pdb " + budget, nextLook,
+                new PodsLeft(remaining, List.of(new BudgetHold(budget, "pdb " + budget + ": " + numbers)), false, List.of()));
     }
 
     public static DrainResult givesUp(DrainState state, String report) {
-        return new DrainResult(Outcome.BLOCKED, null, report, state, 1, List.of(), false, List.of());
+        return DrainResult.gaveUp(state, report, PodsLeft.of(1));
     }
 
     @Override

@@ -440,9 +440,9 @@ class NodeUpgradeOperatingTest {
     void aDrainThatRunsOutOfAttemptsTakesTheLaddersGiveUpStep() {
         controlPlaneUpgraded();
         String w1 = WORKERS.get(0);
-        nodes.thenDrain(w1, (state, now) -> new dev.cks.nodeops.drain.DrainResult(dev.cks.nodeops.drain.DrainResult.Outcome.BLOCKED, null,
-                "Node " + w1 + " still has 1 pod: pdb shop/db-pdb", state, 1, List.of(), false, List.of(new dev.cks.nodeops.drain.DrainEscalation.HeldPod(
-                        new dev.cks.nodeops.drain.EvictionApi.PodRef("shop", "db-1", "u"), Map.of("app", "db"), "shop/db-pdb"))));
+        nodes.thenDrain(w1, (state, now) -> dev.cks.nodeops.drain.DrainResult.gaveUp(state, "Node " + w1 + " still has 1 pod: pdb shop/db-pdb",
+                new dev.cks.nodeops.drain.DrainResult.PodsLeft(1, List.of(), false, List.of(new dev.cks.nodeops.drain.DrainEscalation.HeldPod(
+                        new dev.cks.nodeops.drain.EvictionApi.PodRef("shop", "db-1", "u"), Map.of("app", "db"), "shop/db-pdb")))));
         create(spec -> spec.getDrain().setEscalation(List.of(step(3600, dev.cks.nodeops.drain.EscalationStep.Action.SkipNode, "db"))));
 
         reconcileToEnd();

@@ -1,6 +1,7 @@
-package dev.cks.nodeops.nodes;
+package dev.cks.nodeops.operation;
 
 import dev.cks.nodeops.drain.DrainState;
+import dev.cks.nodeops.nodes.NodeRole;
 
 /** Per-node status shared by NodeUpgrade and ScaleDown; each kind adds its own phase. */
 public abstract class NodeProgress {
