@@ -44,7 +44,7 @@ public final class CloudStackApiMetrics {
         Gauge.builder(CREDENTIALS_REJECTED, credentialsRejected, AtomicInteger::get)
                 .description("1 while CloudStack rejects the operator's API keys (errorcode 401)").strongReference(true).register(registry);
         Gauge.builder(CLOCK_OFFSET, cloudStackClock, clock -> clock.offset().toMillis() / 1000.0).baseUnit("seconds")
-                .description("CloudStack's clock minus the operator's, from the Date header of its latest answer").strongReference(true)
+                .description("CloudStack's clock minus the operator's, as last measured by which signature expiry it takes").strongReference(true)
                 .register(registry);
     }
 

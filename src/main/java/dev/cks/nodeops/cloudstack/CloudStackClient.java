@@ -510,41 +510,107 @@ public final class CloudStackClient {
     }
 
     /**
-     * One request, signed for CloudStack's clock. CloudStack answers an expired signature exactly as wrong keys
-     * (401, ApiServer.verifyRequest), so a read refused that way is tried once more without an expiry: if
-     * CloudStack takes that, the keys are right and its clock runs ahead of ours by more than the signature's
-     * lifetime, and the refusal says so instead of blaming the keys. Writes are never sent unexpiring: the
-     * wait before a lost write is sent again relies on the expiry.
+     * One request, signed to expire by CloudStack's clock. CloudStack answers an expired signature exactly as
+     * wrong keys (401, ApiServer.verifyRequest), so after a 401 its clock is measured: if it is elsewhere than
+     * the request was signed for, the request is signed again and sent once more (refused before anything
+     * else, the first did nothing); otherwise the refusal stands, naming a skewed clock if there is one.
      */
     private JsonNode sendSigned(ApiCall call) {
+        Duration signedFor = cloudStackClock.offset();
         try {
-            return sendOnce(call, true);
+            return sendOnce(call, expiry());
         } catch (CloudStackException failure) {
-            if (!failure.isAuthenticationFailure() || !settings.signsWithExpiry() || call.write()) {
+            if (!failure.isAuthenticationFailure() || !settings.signsWithExpiry()) {
                 throw failure;
             }
-            try {
-                sendOnce(call, false);
-            } catch (CloudStackException stillRefused) {
-                throw failure;
+            measureClock();
+            if (cloudStackClock.offset().minus(signedFor).abs().compareTo(CloudStackClock.TOLERANCE) > 0) {
+                LOG.warnf("CloudStack refused %s as unauthenticated: it was signed for a clock %s; signing it again for CloudStack's clock",
+                        call.name(), cloudStackClock.skew().map(skew -> "other than CloudStack's (" + skew + ")").orElse("CloudStack no longer has"));
+                return sendOnce(call, expiry());
             }
-            throw new CloudStackException(failure.kind(), call.name(), failure.httpStatus(), failure.errorCode(), failure.csErrorCode(),
-                    "CloudStack refused the request signed to expire in " + settings.signatureLifetime().toMinutes() + " min but took the same keys"
-                            + " without an expiry: its clock runs ahead of this operator's by more than that. Set both clocks right (NTP); until then"
-                            + " cks.cloudstack.signature-lifetime-seconds=0 signs without expiry", null, null);
+            throw cloudStackClock.skew().map(skew -> new CloudStackException(failure.kind(), call.name(), failure.httpStatus(), failure.errorCode(),
+                    failure.csErrorCode(), failure.getMessage() + " (" + skew + "; requests are signed for CloudStack's clock)", null, null))
+                    .orElse(failure);
         }
     }
 
-    private JsonNode sendOnce(ApiCall call, boolean expiring) {
+    /** When a request signed now expires, by CloudStack's clock; null when signing without expiry. */
+    private Instant expiry() {
+        return settings.signsWithExpiry() ? cloudStackClock.toCloudStack(clock.instant()).plus(settings.signatureLifetime()) : null;
+    }
+
+    /** How far either way CloudStack's clock is looked for. */
+    static final Duration CLOCK_SEARCH_SPAN = Duration.ofDays(1);
+    /** How long a measurement of CloudStack's clock is trusted before a write measures it again. */
+    static final Duration CLOCK_TRUSTED_FOR = Duration.ofHours(1);
+
+    /** {@link #measureClock} unless it was measured within {@link #CLOCK_TRUSTED_FOR}. */
+    public void measureClockIfStale() {
+        measureClockUnlessMeasuredSince(clock.instant().minus(CLOCK_TRUSTED_FOR));
+    }
+
+    /** {@link #measureClock} unless it was measured at or after {@code since} (our clock). */
+    public void measureClockUnlessMeasuredSince(Instant since) {
+        Instant measuredAt = cloudStackClock.measuredAt();
+        if (measuredAt == null || measuredAt.isBefore(since)) {
+            measureClock();
+        }
+    }
+
+    /**
+     * Measures CloudStack's clock as CloudStack applies it to signatures: a request whose {@code expires} lies
+     * before CloudStack's now is refused 401, one at or after it passes the check (ApiServer.verifyRequest;
+     * any other answer, a 432 for a role without the command included, means the signature passed). A
+     * bisection of {@code expires} over a day either way finds CloudStack's now to two seconds in about 17
+     * listCapabilities requests, each signed to expire. Keys CloudStack refuses outright leave it unmeasured;
+     * nothing is measured when signing without expiry.
+     */
+    public synchronized void measureClock() {
+        if (!settings.signsWithExpiry()) {
+            return;
+        }
+        Instant from = clock.instant();
+        Instant early = from.minus(CLOCK_SEARCH_SPAN);
+        Instant late = from.plus(CLOCK_SEARCH_SPAN);
+        if (!takesExpiry(late) || takesExpiry(early)) {
+            LOG.warn("CloudStack's clock could not be measured: it refuses the keys, or runs more than a day from this operator's");
+            return;
+        }
+        while (Duration.between(early, late).compareTo(Duration.ofSeconds(2)) > 0) {
+            Instant middle = early.plus(Duration.between(early, late).dividedBy(2)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+            if (takesExpiry(middle)) {
+                late = middle;
+            } else {
+                early = middle;
+            }
+        }
+        cloudStackClock.observe(early.plus(Duration.between(early, late).dividedBy(2)), from, clock.instant());
+        cloudStackClock.skew().ifPresent(skew -> LOG.warnf("%s; requests are signed for CloudStack's clock", skew));
+    }
+
+    private boolean takesExpiry(Instant expires) {
+        try {
+            sendOnce(new ApiCall(CloudStackCommand.LIST_CAPABILITIES, new LinkedHashMap<>()), expires);
+            return true;
+        } catch (CloudStackException refused) {
+            if (refused.kind() == Kind.TRANSPORT_ERROR) {
+                throw refused;
+            }
+            return !refused.isAuthenticationFailure();
+        }
+    }
+
+    /** @param expires when CloudStack should refuse it, by its clock; null: signed without expiry */
+    private JsonNode sendOnce(ApiCall call, Instant expires) {
         Map<String, String> params = new LinkedHashMap<>(call.params());
         params.put("command", call.name());
         params.put("response", "json");
         params.put("apikey", credentials.apiKey());
-        if (expiring && settings.signsWithExpiry()) {
+        if (expires != null) {
             // The server refuses the request after "expires", so a leaked URL is only briefly useful.
             params.put("signatureversion", "3");
-            // CloudStack judges it by its own clock: signed for that one, so a skewed server neither refuses it nor takes it late.
-            params.put("expires", CloudStackTimestamps.format(cloudStackClock.toCloudStack(clock.instant()).plus(settings.signatureLifetime())));
+            params.put("expires", CloudStackTimestamps.format(expires));
         }
         String signature = RequestSigner.sign(params, credentials.secretKey());
         Request request = call.write() ? postRequest(params, signature) : getRequest(params, signature);

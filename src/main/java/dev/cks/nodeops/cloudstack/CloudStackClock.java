@@ -6,21 +6,19 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * CloudStack's clock as measured from its jobs, never assumed equal to ours. CloudStack judges a request's
- * {@code expires} by its own clock (ApiServer.verifyRequest, against System.currentTimeMillis) and stamps a
- * job's {@code created} with it, so a skewed management server makes a signature expire early or late and
- * hides a job from a search by our clock. CloudStack's HTTP answers carry no {@code Date} header
- * (ServerDaemon turns Jetty's off; a proxy's would be the proxy's clock), so the one reading of its clock
- * is a job's {@code created}: stamped when the job was queued, between our request leaving and its answer
- * arriving. The offset is the latest such sample: {@code created} + ½ s (it is truncated to the second)
- * minus the middle of that round trip; its error is at most ½ s plus half the round trip.
+ * CloudStack's clock as measured, never assumed equal to ours. CloudStack judges a request's {@code expires}
+ * by its own clock (ApiServer.verifyRequest, against System.currentTimeMillis) and stamps a job's
+ * {@code created} with it, so a skewed management server makes a signature expire early or late and hides
+ * a job from a search by our clock. Its HTTP answers carry no {@code Date} header (ServerDaemon turns
+ * Jetty's off; a proxy's would be the proxy's clock), so the client measures it the way CloudStack applies
+ * it: which {@code expires} it still takes ({@link CloudStackClient#measureClock}).
  *
- * <p>Until a job was seen, the offset is unknown: jobs are then searched from {@link #UNMEASURED_LOOKBACK}
+ * <p>Until measured, the offset is taken as zero and jobs are searched from {@link #UNMEASURED_LOOKBACK}
  * before the request, which only makes more running jobs candidates (a running job that may be ours is
  * waited for, never taken over blindly). Thread-safe; one per process.
  */
 public final class CloudStackClock {
-    /** What one sample may be off by, and how much earlier than our request, by CloudStack's clock, a job of it may be stamped. */
+    /** What one measurement may be off by, and how much earlier than our request, by CloudStack's clock, a job of it may be stamped. */
     public static final Duration TOLERANCE = Duration.ofSeconds(5);
     /** How far back jobs are searched while CloudStack's clock is unmeasured: more than a clock left without NTP drifts in weeks. */
     public static final Duration UNMEASURED_LOOKBACK = Duration.ofMinutes(15);
@@ -35,14 +33,17 @@ public final class CloudStackClock {
     private final AtomicReference<Offset> offset = new AtomicReference<>(Offset.UNMEASURED);
 
     /**
-     * A job's {@code created} (CloudStack's clock), with when our request that queued it left and when its
-     * answer arrived (our clock). An unreadable time changes nothing.
+     * CloudStack's clock read as {@code cloudStacksNow} somewhere between {@code from} and {@code to} (our clock):
+     * the offset is taken against the middle of that span.
      */
-    public void observeJob(String created, Instant sentAt, Instant answeredAt) {
-        CloudStackTimestamps.parse(created).ifPresent(stamp -> {
-            Instant middle = sentAt.plus(Duration.between(sentAt, answeredAt).dividedBy(2));
-            offset.set(new Offset(Duration.between(middle, stamp.plusMillis(500)), answeredAt));
-        });
+    public void observe(Instant cloudStacksNow, Instant from, Instant to) {
+        Instant middle = from.plus(Duration.between(from, to).dividedBy(2));
+        offset.set(new Offset(Duration.between(middle, cloudStacksNow), to));
+    }
+
+    /** When (by our clock) it was last measured; null before that. */
+    public Instant measuredAt() {
+        return offset.get().measuredAt();
     }
 
     /** CloudStack's clock minus ours; zero until an answer was measured. */

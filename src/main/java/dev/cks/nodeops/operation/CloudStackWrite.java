@@ -3,9 +3,7 @@ package dev.cks.nodeops.operation;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -181,11 +179,6 @@ public final class CloudStackWrite {
     }
 
     private final Duration recheckCloudStack;
-    /**
-     * When this process sent the writes whose first poll is still to come: that poll's {@code created} is a
-     * reading of CloudStack's clock ({@link dev.cks.nodeops.cloudstack.CloudStackClock}), taken without an extra call.
-     */
-    private final Map<String, Instant> sentAt = new ConcurrentHashMap<>();
 
     /** @param recheckCloudStack how long to wait before asking again after CloudStack turned a request away for now */
     public CloudStackWrite(Duration recheckCloudStack) {
@@ -208,6 +201,8 @@ public final class CloudStackWrite {
     }
 
     private Outcome send(CloudStackClient cloudStack, Write write, Report report, Instant now) {
+        // Its expiry and the search for its job, should the answer be lost, are by CloudStack's clock: read it first.
+        cloudStack.measureClockIfStale();
         Record record = write.record();
         // Persist before act: from here on a restart looks at CloudStack instead of asking again.
         record.requestedAt(now);
@@ -226,7 +221,6 @@ public final class CloudStackWrite {
             record.requestedAt(null);
             return new Done(Optional.empty());
         }
-        sentAt.put(jobId, now);
         record.jobId(jobId);
         report.persist();
         write.sent().accept(jobId);
@@ -271,10 +265,6 @@ public final class CloudStackWrite {
             return write.done().test(cloudStack) ? new Done(Optional.empty())
                     : new Failed(Optional.empty(), "CloudStack no longer knows job " + jobId + " (" + write.what() + "), and it has not taken effect.");
         }
-        Instant sent = sentAt.remove(jobId);
-        if (sent != null) {
-            cloudStack.cloudStackClock().observeJob(job.created(), sent, sent);
-        }
         if (job.isPending()) {
             Instant since = record.requestedAt();
             report.progressing(JobWait.pending("Waiting for CloudStack job " + jobId + " (" + write.what() + ")", jobId, since, now));
@@ -291,6 +281,8 @@ public final class CloudStackWrite {
 
     private Outcome lookUp(CloudStackClient cloudStack, Write write, Report report, Instant now) {
         Record record = write.record();
+        // Its job is stamped by CloudStack's clock as it is now, which may have moved since it was last read.
+        cloudStack.measureClockUnlessMeasuredSince(record.requestedAt());
         LostAnswer.Request request = new LostAnswer.Request(write.command(), write.instance(), record.requestedAt(),
                 cloudStack.settings().unansweredWriteWindow());
         boolean done = write.done().test(cloudStack);

@@ -552,39 +552,58 @@ class CloudStackClientTest {
         assertThat(failure.errorCode()).isEqualTo(401);
         assertThat(failure.isAuthenticationFailure()).isTrue();
         assertThat(failure.getMessage()).contains("Check the API URL, API key and secret key");
-        assertThat(simulator.calls("listKubernetesSupportedVersions")).as("signed to expire, then once without an expiry: the keys, not the clock")
-                .hasSize(2);
+        assertThat(simulator.calls("listKubernetesSupportedVersions")).as("refused, the clock measured, not sent again: the keys, not the clock")
+                .hasSize(1);
         assertThat(registry.get(CloudStackApiMetrics.ERRORS).tag("errorcode", "401").counter().count()).isEqualTo(1);
     }
 
+    /**
+     * Shape: any. Actor: CloudStack's clock, 11 minutes ahead of the operator's, then 3 minutes behind. CloudStack
+     * sends no Date header, so the client measures its clock by which expiry it still takes: the first request
+     * is refused as if the keys were wrong, the clock is measured, and the request signed again goes through.
+     */
     @Test
-    void signsWithExpiryByDefaultAndIsRefusedOnceItPassed() {
-        client.listKubernetesSupportedVersions();
-        assertThat(simulator.calls().get(0).authenticated()).isTrue();
+    void aRequestRefusedForAClockFarAheadIsSignedAgainForCloudStacksMeasuredClock() {
+        for (Duration skew : java.util.List.of(Duration.ofMinutes(11), Duration.ofMinutes(-3))) {
+            simulator.shiftClock(skew);
+            simulator.clearCalls();
+            CloudStackClient fresh = clientFor(simulator.credentials(), CloudStackClientSettings.DEFAULTS);
 
-        // A client whose clock is 11 minutes behind the server signs requests that already expired.
-        ManualTime lagging = new ManualTime(time.instant().minus(Duration.ofMinutes(11)));
-        CloudStackClient behind = new CloudStackClient(simulator.credentials(), CloudStackClientSettings.DEFAULTS, registry,
-                lagging, lagging);
-        assertThatThrownBy(behind::listKubernetesSupportedVersions).isInstanceOfSatisfying(CloudStackException.class,
-                failure -> assertThat(failure.errorCode()).isEqualTo(401));
+            fresh.listKubernetesSupportedVersions();
+            if (skew.isNegative()) {
+                // Behind: nothing is refused, and a write measures it first.
+                fresh.measureClockIfStale();
+            }
+
+            assertThat(fresh.cloudStackClock().offset()).as("measured %s", skew).isBetween(skew.minusSeconds(2), skew.plusSeconds(2));
+            assertThat(simulator.calls("listKubernetesSupportedVersions")).extracting(RecordedCall::authenticated)
+                    .containsExactlyElementsOf(skew.isNegative() ? java.util.List.of(true) : java.util.List.of(false, true));
+            assertThat(simulator.calls("listCapabilities").size()).as("a bisection over a day either way").isBetween(10, 20);
+            assertThat(fresh.cloudStackClock().skew()).hasValueSatisfying(text -> assertThat(text).contains(skew.isNegative() ? "behind" : "ahead"));
+        }
     }
 
     /**
-     * The configured lifetime is one setting for two things that must agree: how far ahead requests expire, and
-     * how long a write whose answer was lost is awaited before it is sent again (lifetime + margin).
+     * The configured lifetime is one setting for two things that must agree: how far ahead requests expire (by
+     * CloudStack's clock), and how long a write whose answer was lost is awaited before it is sent again.
      */
     @Test
     void theConfiguredSignatureLifetimeIsBothTheRequestsExpiryAndTheWaitBeforeALostWriteIsSentAgain() {
         CloudStackClientSettings configured = CloudStackAccess.clientSettings(TestSettings.cloudStack(Optional.of(30), Optional.of(10)));
         assertThat(configured.unansweredWriteWindow()).isEqualTo(Duration.ofSeconds(40));
+        CloudStackClient measured = new CloudStackClient(simulator.credentials(), configured, registry, time, time);
+        measured.measureClockIfStale();
+        simulator.clearCalls();
 
-        // Signed 29 s before the server's now: still valid; 31 s before: expired, refused.
-        ManualTime recent = new ManualTime(time.instant().minusSeconds(29));
-        new CloudStackClient(simulator.credentials(), configured, registry, recent, recent).listKubernetesSupportedVersions();
-        ManualTime older = new ManualTime(time.instant().minusSeconds(31));
-        assertThatThrownBy(new CloudStackClient(simulator.credentials(), configured, registry, older, older)::listKubernetesSupportedVersions)
-                .isInstanceOfSatisfying(CloudStackException.class, failure -> assertThat(failure.errorCode()).isEqualTo(401));
+        // CloudStack's clock moves on without the client knowing: 25 s later a request signed for 30 s is still taken,
+        // 35 s later it is refused (then the clock is measured again and it is signed anew).
+        simulator.shiftClock(Duration.ofSeconds(25));
+        measured.listKubernetesSupportedVersions();
+        assertThat(simulator.calls("listKubernetesSupportedVersions")).extracting(RecordedCall::authenticated).containsExactly(true);
+        simulator.clearCalls();
+        simulator.shiftClock(Duration.ofSeconds(35));
+        measured.listKubernetesSupportedVersions();
+        assertThat(simulator.calls("listKubernetesSupportedVersions")).extracting(RecordedCall::authenticated).containsExactly(false, true);
 
         CloudStackClientSettings unset = CloudStackAccess.clientSettings(TestSettings.cloudStack(Optional.empty(), Optional.empty()));
         assertThat(unset).as("the production default, kept in one place").isEqualTo(CloudStackClientSettings.DEFAULTS);

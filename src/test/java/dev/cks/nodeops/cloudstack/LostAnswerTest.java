@@ -95,10 +95,10 @@ class LostAnswerTest {
         assertThat(LostAnswer.of(false, List.of(), SCALE_OF_A, SAME_CLOCK, SENT.plus(WINDOW))).isInstanceOf(LostAnswer.NeverArrived.class);
     }
 
-    /** A clock measured from one job queued by a request sent and answered at SENT, created at SENT + offset. */
+    /** A clock measured at SENT as SENT + offset. */
     private static CloudStackClock clockAt(Duration offset) {
         CloudStackClock clock = new CloudStackClock();
-        clock.observeJob(CloudStackTimestamps.format(SENT.plus(offset)), SENT.plusMillis(500), SENT.plusMillis(500));
+        clock.observe(SENT.plus(offset), SENT, SENT);
         return clock;
     }
 

@@ -121,7 +121,7 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         bed.create("nu-iso-killed", iso(), spec -> { });
         killOnceCloudStackRuns("attachIso");
         bed.await("nu-iso-killed", Duration.ofSeconds(40), u -> u.getStatus() != null && u.getStatus().getConditions().stream()
-                .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("whose answer was lost; waiting for it")));
+                .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("whose answer was lost")));
         killOnceCloudStackRuns("detachIso");
         NodeUpgrade done = bed.await("nu-iso-killed", Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
 
@@ -207,6 +207,38 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
             assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
             assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
             bed.assertReleased(worker, false);
+        }
+    }
+
+    /**
+     * Shape: a CKS cluster, CloudStackIso. Actor: a person or a GitOps prune deleting the NodeUpgrade while
+     * the node's upgrade Job runs. Before, the node was released and the ISO stayed attached to the VM for good.
+     */
+    @Test
+    void deletedWhileItsJobRunsTheIsoIsDetachedOnceTheJobHasEndedAndOnlyThenTheUpgradeGoes() {
+        String worker = node(false);
+        String vm = cloudStack.vmId(worker);
+        cloudStack.simulator().clearCalls();
+        try (PodsHeldOffNode held = new PodsHeldOffNode(testBed.client(), worker, TestBed.OPERATOR_NAMESPACE)) {
+            // The Job's pod never runs; the Job ends at its deadline: kubeadm would have been reading the ISO until then.
+            bed.create("nu-iso-deleted", iso(), spec -> spec.getExecutor().setJobTimeoutSeconds(25));
+            NodeUpgrade running = bed.await("nu-iso-deleted", Duration.ofSeconds(120), u -> u.getStatus() != null
+                    && nodeStatus(u, worker).getJobName() != null);
+            String jobName = nodeStatus(running, worker).getJobName();
+            assertThat(cloudStack.simulator().vm(vm).isoId()).isNotNull();
+
+            testBed.client().resource(running).delete();
+            bed.await("nu-iso-deleted", Duration.ofSeconds(20), u -> u.getMetadata().getDeletionTimestamp() != null);
+            assertThat(cloudStack.simulator().calls("detachIso")).as("not while the Job runs").isEmpty();
+            assertThat(bed.get("nu-iso-deleted")).as("kept by its finalizer while the Job runs").isNotNull();
+
+            org.awaitility.Awaitility.await("the NodeUpgrade gone").atMost(Duration.ofSeconds(120)).until(() -> bed.get("nu-iso-deleted") == null);
+            assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
+            assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
+            io.fabric8.kubernetes.api.model.batch.v1.Job job = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE)
+                    .withName(jobName).get();
+            assertThat(job).as("orphaned, ended by its own deadline, not by the garbage collector").isNotNull();
+            assertThat(job.getStatus().getConditions()).anySatisfy(c -> assertThat(c.getType()).isIn("Failed", "FailureTarget"));
         }
     }
 

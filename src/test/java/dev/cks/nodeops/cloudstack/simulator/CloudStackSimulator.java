@@ -403,6 +403,12 @@ public final class CloudStackSimulator implements AutoCloseable {
     // ---- Faults, jobs and recorded calls -----------------------------------------------------
 
     /** The next requests of {@code command} meet these faults, one each, in order. */
+    /** Every fault not yet played is dropped: CloudStack answers again. */
+    public void clearFaults() {
+        faults.clear();
+        targetedFaults.clear();
+    }
+
     public void injectFault(String command, Fault... injected) {
         Queue<Fault> queue = faults.computeIfAbsent(command.toLowerCase(Locale.ROOT), key -> new ConcurrentLinkedQueue<>());
         queue.addAll(List.of(injected));
