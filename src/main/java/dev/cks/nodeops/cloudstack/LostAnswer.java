@@ -21,9 +21,9 @@ import java.util.Optional;
  * resource the request acts on ({@code jobinstancetype}/{@code jobinstanceid}, set from the command's
  * getApiResourceType/getApiResourceId when ApiServer queues it). A job that names another resource is
  * someone else's. One that names none cannot be told apart: while it runs, nothing is decided (it may be
- * ours, and re-sending beside it could do the work twice); once it failed, its failure is not adopted —
- * it may be another cluster's — and once the request can no longer arrive, nothing of ours can still take
- * effect, so sending again is safe.
+ * ours, and re-sending beside it could do the work twice). A finished job is not listed, so its outcome
+ * shows only as what CloudStack shows; once the request can no longer arrive, nothing of ours can still
+ * take effect, so sending again is safe.
  */
 public final class LostAnswer {
 
@@ -74,15 +74,11 @@ public final class LostAnswer {
     public record UnattributedRunning(String jobId) implements Verdict {
     }
 
-    /** A job of the command for our resource, since the request, failed and what it was for is not true. */
-    public record Failed(AsyncJobResult job) implements Verdict {
-    }
-
     /** No trace yet, but the request could still reach CloudStack until {@code until}: look again then. */
     public record NotYet(Instant until) implements Verdict {
     }
 
-    /** No trace, and the request can no longer be taken: it never arrived (or failed); send it again. */
+    /** No trace, and the request can no longer be taken: it never arrived (or ended without effect); send it again. */
     public record NeverArrived() implements Verdict {
     }
 
@@ -118,11 +114,6 @@ public final class LostAnswer {
         Optional<AsyncJobResult> unattributed = candidates.stream().filter(AsyncJobResult::isPending).min(BY_CREATION);
         if (unattributed.isPresent()) {
             return new UnattributedRunning(unattributed.get().jobId());
-        }
-        Optional<AsyncJobResult> failed = candidates.stream().filter(AsyncJobResult::failed)
-                .filter(job -> attribution(job, request.instance()) == Attribution.OURS).max(BY_CREATION);
-        if (failed.isPresent()) {
-            return new Failed(failed.get());
         }
         Instant until = request.requestedAt().plus(request.mayArriveWithin());
         return now.isBefore(until) ? new NotYet(until) : new NeverArrived();

@@ -312,7 +312,7 @@ public final class CloudStackWrite {
                     other.jobId(), since, now));
             return new Pending(Step.after(JobWait.pollInterval(since, now)));
         }
-        String jobId = verdict instanceof LostAnswer.Running running ? running.jobId() : ((LostAnswer.Failed) verdict).job().jobId();
+        String jobId = ((LostAnswer.Running) verdict).jobId();
         record.jobId(jobId);
         report.persist();
         report.progressing("Found CloudStack job " + jobId + " of " + write.what() + ", whose answer was lost; following it.");
