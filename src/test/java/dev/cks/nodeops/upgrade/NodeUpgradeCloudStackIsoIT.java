@@ -120,8 +120,9 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
 
         bed.create("nu-iso-killed", iso(), spec -> { });
         killOnceCloudStackRuns("attachIso");
-        bed.await("nu-iso-killed", Duration.ofSeconds(40), u -> u.getStatus() != null && u.getStatus().getConditions().stream()
-                .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("whose answer was lost")));
+        // The attach's job names the VM: the new operator finds it among the account's running jobs and follows it.
+        bed.await("nu-iso-killed", Duration.ofSeconds(40), u -> u.getStatus() != null && (nodeStatus(u, control).getIsoJobId() != null
+                || nodeStatus(u, control).getIsoState() == UpgradeNodeStatus.IsoState.Attached));
         killOnceCloudStackRuns("detachIso");
         NodeUpgrade done = bed.await("nu-iso-killed", Duration.ofSeconds(180), phase(NodeUpgradeStatus.Phase.Succeeded));
 
@@ -232,10 +233,10 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
             assertThat(cloudStack.simulator().calls("detachIso")).as("not while the Job runs").isEmpty();
             assertThat(bed.get("nu-iso-deleted")).as("kept by its finalizer while the Job runs").isNotNull();
 
-            org.awaitility.Awaitility.await("the NodeUpgrade gone").atMost(Duration.ofSeconds(120)).until(() -> bed.get("nu-iso-deleted") == null);
+            Awaitility.await("the NodeUpgrade gone").atMost(Duration.ofSeconds(120)).until(() -> bed.get("nu-iso-deleted") == null);
             assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
             assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
-            io.fabric8.kubernetes.api.model.batch.v1.Job job = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE)
+            Job job = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE)
                     .withName(jobName).get();
             assertThat(job).as("orphaned, ended by its own deadline, not by the garbage collector").isNotNull();
             assertThat(job.getStatus().getConditions()).anySatisfy(c -> assertThat(c.getType()).isIn("Failed", "FailureTarget"));
