@@ -279,6 +279,18 @@ public final class CloudStackWrite {
                 + " (error " + error.errorCode() + ").");
     }
 
+    /** Whether a job has ended (or is no longer known): a read of it, which adopts nothing. */
+    private static boolean ended(CloudStackClient cloudStack, String jobId) {
+        try {
+            return !cloudStack.queryAsyncJob(jobId).isPending();
+        } catch (CloudStackException e) {
+            if (e.isUnknownId()) {
+                return true;
+            }
+            throw e;
+        }
+    }
+
     private Outcome lookUp(CloudStackClient cloudStack, Write write, Report report, Instant now) {
         Record record = write.record();
         // Its job is stamped by CloudStack's clock as it is now, which may have moved since it was last read.
@@ -306,6 +318,10 @@ public final class CloudStackWrite {
             return new Pending(Step.next());
         }
         if (verdict instanceof LostAnswer.UnattributedRunning other) {
+            // Looked at, not adopted: once it has ended, what CloudStack shows decides at once.
+            if (ended(cloudStack, other.jobId())) {
+                return new Pending(Step.next());
+            }
             Instant since = record.requestedAt();
             report.progressing(JobWait.pending("CloudStack runs job " + other.jobId() + " of " + write.command().apiName() + " since " + write.what()
                     + " was sent and its answer lost; the job names no resource, so it may be ours: nothing is sent or concluded before it ends",

@@ -69,6 +69,7 @@ abstract class ScaleDownScenario {
 
     @AfterEach
     void tearDown() {
+        world.simulator().clearFaults();
         world.delete(name);
         pool.cleanUp();
         // A failed job leaves the simulated cluster in Alert, one that never ends in Scaling: the next test starts from Running.
