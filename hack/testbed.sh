@@ -10,6 +10,7 @@
 #   hack/testbed.sh operator-kubeconfig NAME FILE  write FILE: a kubeconfig signed in as the chart's ServiceAccount
 #   hack/testbed.sh promtool               build (or reuse) promtool, print its path (alert rule tests)
 #   hack/testbed.sh audit-log [NAME]       where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
+#   hack/testbed.sh kubeconfig [NAME]      where the admin kubeconfig of a running cluster is
 # --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
 # see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
 # REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded;
@@ -351,6 +352,7 @@ case "${1:-}" in
     fi ;;
   down) shift; if [ "${1:-}" = --real ]; then real_down; else cmd_down "$@"; fi ;;
   audit-log) echo "$CLUSTERS/clusters/${2:-cksbed}/logs/audit.log" ;;
+  kubeconfig) echo "$CLUSTERS/${2:-cksbed}.kubeconfig" ;;
   operator-kubeconfig) cmd_operator_kubeconfig "$2" "$3" ;;
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;
