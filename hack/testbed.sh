@@ -10,6 +10,7 @@
 #   hack/testbed.sh operator-kubeconfig NAME FILE  write FILE: a kubeconfig signed in as the chart's ServiceAccount
 #   hack/testbed.sh promtool               build (or reuse) promtool, print its path (alert rule tests)
 #   hack/testbed.sh audit-log [NAME]       where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
+#   hack/testbed.sh kubeconfig [NAME]      where the admin kubeconfig of a running cluster is
 # --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
 # see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
 # REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded;
@@ -179,6 +180,27 @@ own_port() {
   return 1
 }
 
+# N free ports for one bed. Beds created at the same moment (the forks of one IT run start theirs together)
+# would see the same ports free, as none listens yet: the ports are picked under a lock and reserved for
+# 5 minutes, and a bed picking ports skips those reserved.
+reserve_ports() { # count
+  mkdir -p "$CLUSTERS"
+  (
+    flock 8
+    local file="$CLUSTERS/ports.reserved" now port i
+    now=$(date +%s)
+    touch "$file"
+    awk -v now="$now" '$1 > now - 300' "$file" > "$file.tmp" && mv "$file.tmp" "$file"
+    OWN_PORTS=" $(awk '{ printf "%s ", $2 }' "$file")"
+    for i in $(seq 1 "$1"); do
+      port=$(own_port) || exit 1
+      OWN_PORTS="$OWN_PORTS$port "
+      echo "$now $port" >> "$file"
+      echo "$port"
+    done
+  ) 8>"$CLUSTERS/ports.lock"
+}
+
 cmd_up() { # name workers
   local name="${1:-cksbed}" workers="${2:-3}"
   cmd_build
@@ -191,14 +213,15 @@ cmd_up() { # name workers
   local audit=()
   [ -n "${TESTBED_AUDIT_POLICY:-}" ] && audit=(--kube-audit-policy "$TESTBED_AUDIT_POLICY")
   say "starting cluster $name (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) $K8S_VERSION"
-  # Each port picked apart, so that the next one's check knows it is taken (own_port runs in a subshell).
-  local ports=() component
-  for component in kube-apiserver etcd controller kube-controller-manager kube-scheduler; do
-    ports+=("--$component-port" "$(OWN_PORTS="$OWN_PORTS${ports[*]:-} " own_port)")
-  done
   # etcd's peer port has no flag, only the configuration (read from stdin): left to kwokctl, a bed created
   # while this one's etcd is stopped took it, and etcd could not start again (ScaleDownOutageIT, etcd case).
-  local peer; peer=$(OWN_PORTS="$OWN_PORTS${ports[*]} " own_port)
+  local picked=() ports=() component peer
+  mapfile -t picked < <(reserve_ports 6)
+  [ ${#picked[@]} -eq 6 ] || exit 1
+  for component in kube-apiserver etcd controller kube-controller-manager kube-scheduler; do
+    ports+=("--$component-port" "${picked[${#ports[@]} / 2]}")
+  done
+  peer=${picked[5]}
   printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %s\n' "$peer" |
   kwokctl create cluster --config - --name "$name" --runtime binary --kubeconfig "$kubeconfig" "${ports[@]}" \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
@@ -351,6 +374,7 @@ case "${1:-}" in
     fi ;;
   down) shift; if [ "${1:-}" = --real ]; then real_down; else cmd_down "$@"; fi ;;
   audit-log) echo "$CLUSTERS/clusters/${2:-cksbed}/logs/audit.log" ;;
+  kubeconfig) echo "$CLUSTERS/${2:-cksbed}.kubeconfig" ;;
   operator-kubeconfig) cmd_operator_kubeconfig "$2" "$3" ;;
   env) echo "export PATH=\"$BIN:\$PATH\" KUBECONFIG=\"$CLUSTERS/${2:-cksbed}.kubeconfig\"" ;;
   node-manifest) shift; node_manifest "$@" ;;

@@ -86,14 +86,19 @@ class SecretsScanIT {
                 written.put(log.getFileName().toString(), Files.readString(log, StandardCharsets.UTF_8));
             }
         }
-        client.resources(NodeUpgrade.class).list().getItems().forEach(r -> written.put("status of NodeUpgrade " + r.getMetadata().getName(),
-                client.getKubernetesSerialization().asJson(r.getStatus())));
-        client.resources(ScaleDown.class).list().getItems().forEach(r -> written.put("status of ScaleDown " + r.getMetadata().getName(),
-                client.getKubernetesSerialization().asJson(r.getStatus())));
-        client.resources(VMMapAudit.class).list().getItems().forEach(r -> written.put("status of VMMapAudit " + r.getMetadata().getName(),
-                client.getKubernetesSerialization().asJson(r.getStatus())));
-        for (Event event : client.v1().events().inAnyNamespace().list().getItems()) {
-            written.put("event " + event.getMetadata().getNamespace() + "/" + event.getMetadata().getName(), event.getReason() + " " + event.getMessage());
+        for (TestBed each : bed.bedsOfTheRun()) { // every fork's bed: the classes of the suite ran on them
+            KubernetesClient on = each.client();
+            String in = each == bed ? "" : " in bed " + each.name();
+            on.resources(NodeUpgrade.class).list().getItems().forEach(r -> written.put("status of NodeUpgrade " + r.getMetadata().getName() + in,
+                    on.getKubernetesSerialization().asJson(r.getStatus())));
+            on.resources(ScaleDown.class).list().getItems().forEach(r -> written.put("status of ScaleDown " + r.getMetadata().getName() + in,
+                    on.getKubernetesSerialization().asJson(r.getStatus())));
+            on.resources(VMMapAudit.class).list().getItems().forEach(r -> written.put("status of VMMapAudit " + r.getMetadata().getName() + in,
+                    on.getKubernetesSerialization().asJson(r.getStatus())));
+            for (Event event : on.v1().events().inAnyNamespace().list().getItems()) {
+                written.put("event " + event.getMetadata().getNamespace() + "/" + event.getMetadata().getName() + in,
+                        event.getReason() + " " + event.getMessage());
+            }
         }
         List<String> keys = List.copyOf(CloudStackFixture.keysOfTheRun());
 

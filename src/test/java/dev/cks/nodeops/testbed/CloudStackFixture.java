@@ -70,8 +70,15 @@ public final class CloudStackFixture implements AutoCloseable {
     /** Every API key and secret key a fixture of this run handed to an operator: what SecretsScanIT looks for. */
     private static final java.util.Set<String> KEYS_OF_THE_RUN = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    /** The keys of every fork of the run ({@link TestRun}). */
     public static java.util.Set<String> keysOfTheRun() {
-        return java.util.Set.copyOf(KEYS_OF_THE_RUN);
+        return TestRun.withRecorded(KEYS_OF_THE_RUN, TestRun.CLOUDSTACK_KEYS);
+    }
+
+    private static void recordKey(String key) {
+        if (KEYS_OF_THE_RUN.add(key)) {
+            TestRun.record(TestRun.CLOUDSTACK_KEYS, key);
+        }
     }
 
     private void writeSecret() {
@@ -89,8 +96,8 @@ public final class CloudStackFixture implements AutoCloseable {
 
     private void writeSecret(String secretKey) {
         CloudStackCredentials credentials = simulator.credentials();
-        KEYS_OF_THE_RUN.add(credentials.apiKey());
-        KEYS_OF_THE_RUN.add(secretKey);
+        recordKey(credentials.apiKey());
+        recordKey(secretKey);
         String ini = "[Global]\napi-url = " + credentials.apiUrl() + "\napi-key = " + credentials.apiKey()
                 + "\nsecret-key = " + secretKey + "\n";
         bed.client().secrets().inNamespace(SECRET_NAMESPACE).resource(new SecretBuilder()

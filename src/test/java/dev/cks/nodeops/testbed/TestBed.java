@@ -32,9 +32,12 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * Tests that change nodes create their own with {@link #addWorker(String)} so they don't collide.
  */
 public final class TestBed implements AutoCloseable {
-    /** Engineers running ITs side by side set TESTBED_CLUSTER (env or system property) so their beds don't collide. */
-    public static final String CLUSTER = System.getProperty("TESTBED_CLUSTER",
-            System.getenv().getOrDefault("TESTBED_CLUSTER", "cksit"));
+    /**
+     * Engineers running ITs side by side set TESTBED_CLUSTER (env or system property) so their beds don't collide;
+     * each fork of the IT run has its own bed, TESTBED_CLUSTER with the fork's number ({@link TestRun}).
+     */
+    public static final String CLUSTER = TestRun.bedName(System.getProperty("TESTBED_CLUSTER",
+            System.getenv().getOrDefault("TESTBED_CLUSTER", "cksit")));
     public static final String OPERATOR_NAMESPACE = "cks-node-operator";
     /** The chart installed as release `cks-node-operator` names its ServiceAccount like this. */
     public static final String OPERATOR_SERVICE_ACCOUNT = "cks-node-operator";
@@ -49,10 +52,14 @@ public final class TestBed implements AutoCloseable {
     public static final String REAL_NODE_VERSION = System.getProperty("realnode.kubeletVersion", "v1.35.3");
     private static TestBed shared;
     private static RuntimeException startFailure;
+    /** The judges' other beds of the run (the forks' beds but the first), opened on first use. */
+    private static List<TestBed> otherBedsOfTheRun;
     private static TestBed sharedReal;
     private static RuntimeException realStartFailure;
 
     private final Path projectRoot;
+    /** The bed's cluster name: {@link #CLUSTER}, or for the judges one of the run's beds. */
+    private final String name;
     private final Path kubeconfig;
     private final KubernetesClient client;
     private final String serverVersion;
@@ -62,7 +69,12 @@ public final class TestBed implements AutoCloseable {
     private boolean closed;
 
     private TestBed(Path projectRoot, Path kubeconfig, Map<String, String> realNode) throws IOException {
+        this(projectRoot, CLUSTER, kubeconfig, realNode);
+    }
+
+    private TestBed(Path projectRoot, String name, Path kubeconfig, Map<String, String> realNode) throws IOException {
         this.projectRoot = projectRoot;
+        this.name = name;
         this.kubeconfig = kubeconfig;
         this.realNode = realNode;
         Config config = Config.fromKubeconfig(Files.readString(kubeconfig));
@@ -79,7 +91,7 @@ public final class TestBed implements AutoCloseable {
         }
         if (shared == null) {
             try {
-                shared = start();
+                shared = TestRun.JUDGES ? attach(firstBedOfTheRun()) : start();
                 Runtime.getRuntime().addShutdownHook(new Thread(shared::close));
             } catch (Exception e) {
                 startFailure = new IllegalStateException("The test bed (a real Kubernetes control plane with KWOK nodes) could not be started, "
@@ -203,7 +215,52 @@ public final class TestBed implements AutoCloseable {
         // Where the operator keeps its Lease and runs its Jobs, as the Helm chart sets it up.
         bed.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(OPERATOR_NAMESPACE).endMetadata().build())
                 .serverSideApply();
+        TestRun.record(TestRun.BEDS, CLUSTER);
         return bed;
+    }
+
+    private static String firstBedOfTheRun() {
+        return TestRun.recorded(TestRun.BEDS).stream().findFirst().orElseThrow(() -> new IllegalStateException(
+                "no fork of test run " + TestRun.RUN + " started a bed (target/testbed-run/" + TestRun.RUN + "/beds), so there is nothing to judge"));
+    }
+
+    /** A bed a fork of this run started and left running for the judges. */
+    private static TestBed attach(String name) throws IOException, InterruptedException {
+        Path root = locateProjectRoot();
+        Path kubeconfig = Path.of(run(root, null, Duration.ofMinutes(1), "bash", "hack/testbed.sh", "kubeconfig", name).strip());
+        System.out.println("[testbed] judging the beds of run " + TestRun.RUN + ": " + TestRun.recorded(TestRun.BEDS) + "; this one is " + name);
+        return new TestBed(root, name, kubeconfig, Map.of());
+    }
+
+    /**
+     * Every bed of this IT run, this one first: for the judges of a forked run the beds of all forks (they ran
+     * the other classes), otherwise this bed alone.
+     */
+    public List<TestBed> bedsOfTheRun() {
+        if (!TestRun.JUDGES) {
+            return List.of(this);
+        }
+        synchronized (TestBed.class) {
+            if (otherBedsOfTheRun == null) {
+                List<TestBed> others = new ArrayList<>();
+                for (String other : TestRun.recorded(TestRun.BEDS)) {
+                    if (!other.equals(name)) {
+                        try {
+                            others.add(attach(other));
+                        } catch (IOException e) {
+                            throw new IllegalStateException("could not reach bed " + other + " of this run: " + e.getMessage(), e);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                }
+                otherBedsOfTheRun = List.copyOf(others);
+            }
+            List<TestBed> all = new ArrayList<>(List.of(this));
+            all.addAll(otherBedsOfTheRun);
+            return all;
+        }
     }
 
     static Path locateProjectRoot() {
@@ -227,6 +284,11 @@ public final class TestBed implements AutoCloseable {
                                 .anyMatch(cond -> "Established".equals(cond.getType()) && "True".equals(cond.getStatus())), 60, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /** The bed's cluster name (hack/testbed.sh's NAME). */
+    public String name() {
+        return name;
     }
 
     public KubernetesClient client() {
@@ -332,7 +394,7 @@ public final class TestBed implements AutoCloseable {
      * crash or its host's death would; {@link #startComponent} brings the same process back.
      */
     public void stopComponent(String component) {
-        runQuietly("bash", "hack/testbed.sh", "stop-component", CLUSTER, component);
+        runQuietly("bash", "hack/testbed.sh", "stop-component", name, component);
     }
 
     /**
@@ -342,7 +404,7 @@ public final class TestBed implements AutoCloseable {
      * @return when the API server answered again
      */
     public Instant startComponent(String component) {
-        runQuietly("bash", "hack/testbed.sh", "start-component", CLUSTER, component);
+        runQuietly("bash", "hack/testbed.sh", "start-component", name, component);
         Instant answered = awaitApiServerReady(component);
         awaitKwokCaughtUp();
         System.out.printf("[testbed] KWOK ran a new node's pod %d s after the API server answered again%n",
@@ -475,7 +537,7 @@ public final class TestBed implements AutoCloseable {
                 + "\n    certificate-authority-data: " + ca + "\nusers:\n- name: " + serviceAccount + "\n  user:\n    token: " + token
                 + "\ncontexts:\n- name: sa\n  context:\n    cluster: bed\n    user: " + serviceAccount + "\n    namespace: " + namespace
                 + "\ncurrent-context: sa\n";
-        Path file = projectRoot.resolve("target/kubeconfig-" + namespace + "-" + serviceAccount);
+        Path file = projectRoot.resolve("target/kubeconfig-" + name + "-" + namespace + "-" + serviceAccount);
         Files.writeString(file, yaml);
         return file;
     }
@@ -502,26 +564,28 @@ public final class TestBed implements AutoCloseable {
         String rbac = tool("helm", "template", release, CHART, "-n", namespace, "--kube-version", serverVersion,
                 "--set", "cloudstack.secretNamespace=" + secretNamespace, "--set", "cloudstack.secretName=" + secretName,
                 "--show-only", "templates/serviceaccount.yaml", "--show-only", "templates/rbac.yaml");
-        Path manifest = projectRoot.resolve("target/operator-rbac-" + release + "-" + namespace + ".yaml");
+        Path manifest = projectRoot.resolve("target/operator-rbac-" + name + "-" + release + "-" + namespace + ".yaml");
         Files.writeString(manifest, rbac);
         tool("kubectl", "apply", "--server-side", "--force-conflicts", "--field-manager=testbed", "-f", manifest.toString());
-        GRANTED_SECRETS.add(secretNamespace + "/" + secretName);
+        recordGrantedSecret(secretNamespace, secretName);
         return kubeconfigForServiceAccount(namespace, release.contains(OPERATOR_SERVICE_ACCOUNT) ? release : release + "-" + OPERATOR_SERVICE_ACCOUNT);
     }
 
     /** Records a CloudStack Secret the chart's RBAC grants to an operator a test installed with Helm itself. */
     public static void recordGrantedSecret(String namespace, String name) {
-        GRANTED_SECRETS.add(namespace + "/" + name);
+        if (GRANTED_SECRETS.add(namespace + "/" + name)) {
+            TestRun.record(TestRun.GRANTED_SECRETS, namespace + "/" + name);
+        }
     }
 
-    /** namespace/name of every CloudStack Secret an operator of this run was granted. */
+    /** namespace/name of every CloudStack Secret an operator of this run was granted (in every fork of it). */
     public static java.util.Set<String> grantedSecrets() {
-        return java.util.Set.copyOf(GRANTED_SECRETS);
+        return TestRun.withRecorded(GRANTED_SECRETS, TestRun.GRANTED_SECRETS);
     }
 
     /** The API server's audit log (the operator's calls only, see {@link #AUDIT_POLICY}). */
     public Path auditLog() {
-        return Path.of(runQuietly("bash", "hack/testbed.sh", "audit-log", CLUSTER).strip());
+        return Path.of(runQuietly("bash", "hack/testbed.sh", "audit-log", name).strip());
     }
 
     @Override
@@ -539,11 +603,21 @@ public final class TestBed implements AutoCloseable {
             }
             return;
         }
-        if (!"true".equals(System.getenv("TESTBED_KEEP"))) {
+        if (this != shared || "true".equals(System.getenv("TESTBED_KEEP"))) {
+            return;
+        }
+        if (TestRun.JUDGED) {
+            System.out.println("[testbed] bed " + name + " stays up for the judges of run " + TestRun.RUN + ", who tear it down");
+            return;
+        }
+        if (otherBedsOfTheRun != null) {
+            otherBedsOfTheRun.forEach(TestBed::close);
+        }
+        for (String bed : TestRun.JUDGES ? TestRun.recorded(TestRun.BEDS) : java.util.Set.of(name)) {
             try {
-                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), Map.of(), "bash", "hack/testbed.sh", "down", CLUSTER);
+                run(projectRoot, projectRoot.resolve("target/testbed.log"), Duration.ofMinutes(2), Map.of(), "bash", "hack/testbed.sh", "down", bed);
             } catch (Exception e) {
-                System.err.println("[testbed] could not stop the cluster: " + e.getMessage());
+                System.err.println("[testbed] could not stop the cluster " + bed + ": " + e.getMessage());
             }
         }
     }
