@@ -75,9 +75,11 @@ public final class CloudStackClient {
 
     /** How long what the keys may call is trusted: an admin can change the role at any time, but rarely does. */
     public static final Duration PERMISSIONS_TTL = Duration.ofMinutes(10);
-    /** What the keys may call, as far as known: from listApis, a probe, or a 432 answer; cleared after {@link #PERMISSIONS_TTL}. */
-    private final Map<CloudStackCommand, Boolean> mayCall = new ConcurrentHashMap<>();
-    private volatile Instant permissionsReadAt;
+    /** What the keys may call, as far as known, and since when: from listApis, a probe, or a 432 answer. */
+    private final Map<CloudStackCommand, Permission> mayCall = new ConcurrentHashMap<>();
+
+    private record Permission(boolean allowed, Instant learnedAt) {
+    }
 
     public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
             MeterRegistry registry, Clock clock, Sleeper sleeper) {
@@ -383,20 +385,16 @@ public final class CloudStackClient {
      * Keys CloudStack refuses (401) or a failure to get an answer throw: nothing is known.
      */
     public synchronized Map<CloudStackCommand, Boolean> permissions(Collection<CloudStackCommand> commands) {
-        Instant now = clock.instant();
-        if (permissionsReadAt == null || !now.isBefore(permissionsReadAt.plus(PERMISSIONS_TTL))) {
-            mayCall.clear();
-            permissionsReadAt = now;
+        if (commands.stream().anyMatch(command -> mayCall(command).isEmpty()) && mayCall(CloudStackCommand.LIST_APIS).orElse(true)) {
             readApiList();
         }
         Map<CloudStackCommand, Boolean> known = new EnumMap<>(CloudStackCommand.class);
         for (CloudStackCommand command : commands) {
-            Boolean may = mayCall.get(command);
-            if (may == null) {
-                may = probe(command);
-                mayCall.put(command, may);
-            }
-            known.put(command, may);
+            known.put(command, mayCall(command).orElseGet(() -> {
+                boolean allowed = probe(command);
+                learn(command, allowed);
+                return allowed;
+            }));
         }
         return known;
     }
@@ -406,11 +404,15 @@ public final class CloudStackClient {
      * 432 answer within {@link #PERMISSIONS_TTL}); empty when unknown.
      */
     public Optional<Boolean> mayCall(CloudStackCommand command) {
-        Instant readAt = permissionsReadAt;
-        if (readAt != null && !clock.instant().isBefore(readAt.plus(PERMISSIONS_TTL))) {
+        Permission permission = mayCall.get(command);
+        if (permission == null || !clock.instant().isBefore(permission.learnedAt().plus(PERMISSIONS_TTL))) {
             return Optional.empty();
         }
-        return Optional.ofNullable(mayCall.get(command));
+        return Optional.of(permission.allowed());
+    }
+
+    private void learn(CloudStackCommand command, boolean allowed) {
+        mayCall.put(command, new Permission(allowed, clock.instant()));
     }
 
     private void readApiList() {
@@ -427,7 +429,7 @@ public final class CloudStackClient {
         Set<String> names = new HashSet<>();
         listed.forEach(api -> names.add(api.name()));
         for (CloudStackCommand command : CloudStackCommand.values()) {
-            mayCall.put(command, names.contains(command.apiName()));
+            learn(command, names.contains(command.apiName()));
         }
     }
 
@@ -585,7 +587,7 @@ public final class CloudStackClient {
                 boolean withinBudget = attempt < policy.maxAttempts()
                         && Duration.between(started, clock.instant()).plus(backoff).compareTo(policy.maxTotalTime()) <= 0;
                 if (failure.isUnsupportedAction()) {
-                    mayCall.put(call.command(), false);
+                    learn(call.command(), false);
                 }
                 if (!mayRetry || !withinBudget) {
                     metrics.recordRequest(call.name(), CloudStackApiMetrics.outcomeOf(failure),

@@ -295,12 +295,12 @@ public final class CloudStackWrite {
     }
 
     /**
-     * The account's jobs decide, unless these keys may not list them (known from the permission preflight, or
-     * from listAsyncJobs' own 432): then what CloudStack shows and time, no listAsyncJobs call
-     * ({@link LostAnswer#withoutJobs}).
+     * The account's jobs decide, unless these keys may not list them (known from the permission preflight or a
+     * 432, asked again at most every {@link CloudStackClient#PERMISSIONS_TTL}): then what CloudStack shows and
+     * time, and the jobs are not searched ({@link LostAnswer#withoutJobs}).
      */
     private static LostAnswer.Verdict withJobsIfListed(CloudStackClient cloudStack, Write write, LostAnswer.Request request, Instant now) {
-        if (cloudStack.mayCall(CloudStackCommand.LIST_ASYNC_JOBS).orElse(true)) {
+        if (cloudStack.permissions(List.of(CloudStackCommand.LIST_ASYNC_JOBS)).get(CloudStackCommand.LIST_ASYNC_JOBS)) {
             try {
                 List<AsyncJobResult> jobs = cloudStack.listAsyncJobs(request.jobsSince(cloudStack.cloudStackClock()));
                 return LostAnswer.of(false, jobs, request, cloudStack.cloudStackClock(), now);

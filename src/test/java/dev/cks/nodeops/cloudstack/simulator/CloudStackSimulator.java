@@ -544,13 +544,15 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     /**
-     * ApiServer.verifyRequest's order: an unknown key or a bad signature is 401 (no cserrorcode, the
-     * ApiServlet's text); a command the key's role does not allow is 432 from the API checker, named
-     * "errorresponse" as every UNSUPPORTED_ACTION_ERROR is.
+     * ApiServer.verifyRequest's order: an expired signature is 401 (no cserrorcode, the ApiServlet's text); then
+     * a command the key's role does not allow is 432 from the API checker (commandAvailable, before the signature
+     * is compared), named "errorresponse" as every UNSUPPORTED_ACTION_ERROR is; then an unknown key or a bad
+     * signature is 401; a missing required parameter (431) only after all of these.
      */
     private Answer answer(String command, Map<String, String> params, Optional<SimulatedAccount> caller) {
         SimulatedAccount account = accountsByApiKey.get(params.getOrDefault("apikey", ""));
-        if (account != null && !mayCall(account, command)) {
+        // verifyRequest refuses an expired signature (401) before it looks up the key's user and asks the role (432).
+        if (account != null && !signatureExpired(params) && !mayCall(account, command)) {
             return new Answer(432, errorBody("errorresponse", 432, 9999, "The API [" + command
                     + "] does not exist or is not available for the account Account [{\"accountName\":\"" + account.name() + "\"}]."));
         }
@@ -560,6 +562,17 @@ public final class CloudStackSimulator implements AutoCloseable {
         synchronized (this) {
             runDueJobs();
             return dispatch(command, params, caller.get());
+        }
+    }
+
+    private boolean signatureExpired(Map<String, String> lower) {
+        if (!"3".equals(lower.get("signatureversion"))) {
+            return false;
+        }
+        try {
+            return OffsetDateTime.parse(lower.getOrDefault("expires", ""), CLOUDSTACK_TIME).toInstant().isBefore(now());
+        } catch (DateTimeParseException e) {
+            return true;
         }
     }
 
@@ -617,12 +630,8 @@ public final class CloudStackSimulator implements AutoCloseable {
             if (expires == null) {
                 return Optional.empty();
             }
-            try {
-                // expiresTS.before(now), now being the management server's own clock.
-                if (OffsetDateTime.parse(expires, CLOUDSTACK_TIME).toInstant().isBefore(now())) {
-                    return Optional.empty();
-                }
-            } catch (DateTimeParseException e) {
+            // expiresTS.before(now), now being the management server's own clock.
+            if (signatureExpired(lower)) {
                 return Optional.empty();
             }
         }
