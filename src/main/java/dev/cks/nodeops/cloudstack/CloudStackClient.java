@@ -1,5 +1,7 @@
 package dev.cks.nodeops.cloudstack;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.cks.nodeops.cloudstack.CloudStackException.Kind;
 import dev.cks.nodeops.cloudstack.CloudStackResponses.ApiError;
@@ -12,10 +14,15 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
 import okhttp3.FormBody;
@@ -65,6 +72,14 @@ public final class CloudStackClient {
 
     private CloudStackCapabilities capabilities;
     private Instant capabilitiesReadAt;
+
+    /** How long what the keys may call is trusted: an admin can change the role at any time, but rarely does. */
+    public static final Duration PERMISSIONS_TTL = Duration.ofMinutes(10);
+    /** What the keys may call, as far as known, and since when: from listApis, a probe, or a 432 answer. */
+    private final Map<CloudStackCommand, Permission> mayCall = new ConcurrentHashMap<>();
+
+    private record Permission(boolean allowed, Instant learnedAt) {
+    }
 
     public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
             MeterRegistry registry, Clock clock, Sleeper sleeper) {
@@ -358,6 +373,91 @@ public final class CloudStackClient {
         return read;
     }
 
+    /**
+     * Which of these commands the keys may call, without side effects; a command absent from the answer is
+     * unknown. Asked at most every {@link #PERMISSIONS_TTL}: first listApis, which lists exactly the commands the
+     * caller's role allows (ApiDiscoveryServiceImpl.listApis filters every command through the role's checkers).
+     * A role that does not allow listApis itself (the project "Kubernetes Service User" denies everything it
+     * does not list) answers it 432; then each command is sent once without its required parameters:
+     * ApiServer.verifyRequest refuses a command the role does not allow with 432 before anything else, and one it
+     * allows is refused by ParamProcessWorker.processParameters (431, missing parameter) before it runs or its job
+     * is queued (ApiServer.processAsyncCmd dispatches the parameters first). A list command is sent for one row.
+     * Keys CloudStack refuses (401) or a failure to get an answer throw: nothing is known.
+     */
+    public synchronized Map<CloudStackCommand, Boolean> permissions(Collection<CloudStackCommand> commands) {
+        if (commands.stream().anyMatch(command -> mayCall(command).isEmpty()) && mayCall(CloudStackCommand.LIST_APIS).orElse(true)) {
+            readApiList();
+        }
+        Map<CloudStackCommand, Boolean> known = new EnumMap<>(CloudStackCommand.class);
+        for (CloudStackCommand command : commands) {
+            known.put(command, mayCall(command).orElseGet(() -> {
+                boolean allowed = probe(command);
+                learn(command, allowed);
+                return allowed;
+            }));
+        }
+        return known;
+    }
+
+    /**
+     * Whether the keys may call this command, as far as it is known without asking (from {@link #permissions} or a
+     * 432 answer within {@link #PERMISSIONS_TTL}); empty when unknown.
+     */
+    public Optional<Boolean> mayCall(CloudStackCommand command) {
+        Permission permission = mayCall.get(command);
+        if (permission == null || !clock.instant().isBefore(permission.learnedAt().plus(PERMISSIONS_TTL))) {
+            return Optional.empty();
+        }
+        return Optional.of(permission.allowed());
+    }
+
+    private void learn(CloudStackCommand command, boolean allowed) {
+        mayCall.put(command, new Permission(allowed, clock.instant()));
+    }
+
+    private void readApiList() {
+        List<ApiName> listed;
+        try {
+            listed = CloudStackResponses.listPage(execute(new ApiCall(CloudStackCommand.LIST_APIS, new LinkedHashMap<>())), "api", ApiName.class)
+                    .items();
+        } catch (CloudStackException e) {
+            if (!e.isUnsupportedAction()) {
+                throw e;
+            }
+            return; // noted by execute; the commands are probed one by one
+        }
+        Set<String> names = new HashSet<>();
+        listed.forEach(api -> names.add(api.name()));
+        for (CloudStackCommand command : CloudStackCommand.values()) {
+            learn(command, names.contains(command.apiName()));
+        }
+    }
+
+    private boolean probe(CloudStackCommand command) {
+        Map<String, String> params = new LinkedHashMap<>();
+        if (command.apiName().startsWith("list") && command != CloudStackCommand.LIST_CAPABILITIES && command != CloudStackCommand.LIST_APIS) {
+            params.put("page", "1");
+            params.put("pagesize", "1");
+        }
+        try {
+            execute(new ApiCall(command, params));
+            return true;
+        } catch (CloudStackException e) {
+            if (e.isUnsupportedAction()) {
+                return false;
+            }
+            if (e.kind() != Kind.API_ERROR || e.isAuthenticationFailure()) {
+                throw e;
+            }
+            return true; // refused for its parameters: the role let it through
+        }
+    }
+
+    /** One row of listApis' answer: only the name is read. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record ApiName(@JsonProperty("name") String name) {
+    }
+
     // ---- Async jobs ----------------------------------------------------------------------
 
     /**
@@ -486,6 +586,9 @@ public final class CloudStackClient {
                 Duration backoff = policy.backoffBefore(attempt, jitter);
                 boolean withinBudget = attempt < policy.maxAttempts()
                         && Duration.between(started, clock.instant()).plus(backoff).compareTo(policy.maxTotalTime()) <= 0;
+                if (failure.isUnsupportedAction()) {
+                    learn(call.command(), false);
+                }
                 if (!mayRetry || !withinBudget) {
                     metrics.recordRequest(call.name(), CloudStackApiMetrics.outcomeOf(failure),
                             Duration.ofNanos(System.nanoTime() - startNanos));

@@ -17,6 +17,7 @@ public enum CloudStackCommand {
     LIST_CAPABILITIES("listCapabilities", false, "ListCapabilitiesCmd"),
     QUERY_ASYNC_JOB_RESULT("queryAsyncJobResult", false, "QueryAsyncJobResultCmd"),
     LIST_ASYNC_JOBS("listAsyncJobs", false, "ListAsyncJobsCmd"),
+    LIST_APIS("listApis", false, "ListApisCmd"),
     SCALE_KUBERNETES_CLUSTER("scaleKubernetesCluster", true, "ScaleKubernetesClusterCmd"),
     REMOVE_NODES_FROM_KUBERNETES_CLUSTER("removeNodesFromKubernetesCluster", true, "RemoveNodesFromKubernetesClusterCmd"),
     REMOVE_VIRTUAL_MACHINES_FROM_KUBERNETES_CLUSTER("removeVirtualMachinesFromKubernetesCluster", true,

@@ -140,6 +140,11 @@ public class CloudStackException extends RuntimeException {
         return errorCode != null && errorCode == UNAUTHORIZED;
     }
 
+    /** The keys' role does not allow this command (432, ApiServer.verifyRequest via the role's API checker). */
+    public boolean isUnsupportedAction() {
+        return errorCode != null && errorCode == UNSUPPORTED_ACTION_ERROR;
+    }
+
     /** The keys are valid but their role may not run this command or touch this resource. */
     public boolean isPermissionDenied() {
         return isPermissionProblem(errorCode, csErrorCode);

@@ -24,6 +24,11 @@ import java.util.Optional;
  * ours, and re-sending beside it could do the work twice). A finished job is not listed, so its outcome
  * shows only as what CloudStack shows; once the request can no longer arrive, nothing of ours can still
  * take effect, so sending again is safe.
+ *
+ * <p>Keys that may not list jobs (the project "Kubernetes Service User" role, whose list has no
+ * listAsyncJobs: KubernetesClusterManagerImpl.PROJECT_KUBERNETES_ACCOUNT_ROLE_ALLOWED_APIS) are judged
+ * without them ({@link #withoutJobs}): what CloudStack shows, then, for a write on the cluster, whether the
+ * cluster is busy (a job changing it runs, perhaps ours: nothing is sent while it is), then time.
  */
 public final class LostAnswer {
 
@@ -74,6 +79,14 @@ public final class LostAnswer {
     public record UnattributedRunning(String jobId) implements Verdict {
     }
 
+    /**
+     * The jobs could not be listed, and the cluster the write acts on is in a state in which CloudStack is
+     * changing it ({@link CloudStackAccess#isBusy}): a job, perhaps ours, runs. Nothing is sent or concluded
+     * until it is over.
+     */
+    public record ClusterBusy(String state) implements Verdict {
+    }
+
     /** No trace yet, but the request could still reach CloudStack until {@code until}: look again then. */
     public record NotYet(Instant until) implements Verdict {
     }
@@ -115,6 +128,26 @@ public final class LostAnswer {
         if (unattributed.isPresent()) {
             return new UnattributedRunning(unattributed.get().jobId());
         }
+        return byTime(request, now);
+    }
+
+    /**
+     * The verdict when the account's jobs cannot be listed (the keys may not call listAsyncJobs).
+     *
+     * @param busyClusterState the state of the cluster the write acts on when CloudStack is changing it; empty
+     *        when it is not, or when the write acts on a VM
+     */
+    public static Verdict withoutJobs(boolean done, Optional<String> busyClusterState, Request request, Instant now) {
+        if (done) {
+            return new Done();
+        }
+        if (busyClusterState.isPresent()) {
+            return new ClusterBusy(busyClusterState.get());
+        }
+        return byTime(request, now);
+    }
+
+    private static Verdict byTime(Request request, Instant now) {
         Instant until = request.requestedAt().plus(request.mayArriveWithin());
         return now.isBefore(until) ? new NotYet(until) : new NeverArrived();
     }

@@ -10,11 +10,13 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import dev.cks.nodeops.cloudstack.AsyncJobResult;
+import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.CloudStackResponses;
 import dev.cks.nodeops.cloudstack.JobWait;
+import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.LostAnswer;
 import dev.cks.nodeops.cloudstack.WriteFailure;
 import dev.cks.nodeops.common.Timestamps;
@@ -31,7 +33,8 @@ import dev.cks.nodeops.common.Timestamps;
  * <li>A job recorded: it is polled until it ends; a job CloudStack no longer knows is judged by what
  * CloudStack shows.</li>
  * <li>Sent without a job (the answer lost, or a kill before it was recorded): looked up
- * ({@link LostAnswer}): what CloudStack shows, then the account's jobs, then time.</li>
+ * ({@link LostAnswer}): what CloudStack shows, then the account's jobs, then time; keys that may not list jobs
+ * wait instead while the cluster a cluster-level write acts on is busy.</li>
  * </ol>
  * A failed send is classified ({@link WriteFailure}): refused (nothing happened: the kind's failure),
  * refused for now (asked again later), or unknown (looked up from the next step on).
@@ -291,6 +294,33 @@ public final class CloudStackWrite {
         }
     }
 
+    /**
+     * The account's jobs decide, unless these keys may not list them (known from the permission preflight or a
+     * 432, asked again at most every {@link CloudStackClient#PERMISSIONS_TTL}): then what CloudStack shows and
+     * time, and the jobs are not searched ({@link LostAnswer#withoutJobs}).
+     */
+    private static LostAnswer.Verdict withJobsIfListed(CloudStackClient cloudStack, Write write, LostAnswer.Request request, Instant now) {
+        if (cloudStack.permissions(List.of(CloudStackCommand.LIST_ASYNC_JOBS)).get(CloudStackCommand.LIST_ASYNC_JOBS)) {
+            try {
+                List<AsyncJobResult> jobs = cloudStack.listAsyncJobs(request.jobsSince(cloudStack.cloudStackClock()));
+                return LostAnswer.of(false, jobs, request, cloudStack.cloudStackClock(), now);
+            } catch (CloudStackException e) {
+                if (!e.isUnsupportedAction()) {
+                    throw e;
+                }
+            }
+        }
+        return LostAnswer.withoutJobs(false, busyCluster(cloudStack, write.instance()), request, now);
+    }
+
+    /** The state of the cluster a cluster-level write acts on, when CloudStack is changing it. */
+    private static Optional<String> busyCluster(CloudStackClient cloudStack, LostAnswer.JobInstance instance) {
+        if (instance == null || !"KubernetesCluster".equals(instance.type())) {
+            return Optional.empty();
+        }
+        return cloudStack.findKubernetesCluster(instance.id()).filter(CloudStackAccess::isBusy).map(KubernetesCluster::state);
+    }
+
     private Outcome lookUp(CloudStackClient cloudStack, Write write, Report report, Instant now) {
         Record record = write.record();
         // Its job is stamped by CloudStack's clock as it is now, which may have moved since it was last read.
@@ -298,8 +328,7 @@ public final class CloudStackWrite {
         LostAnswer.Request request = new LostAnswer.Request(write.command(), write.instance(), record.requestedAt(),
                 cloudStack.settings().unansweredWriteWindow());
         boolean done = write.done().test(cloudStack);
-        List<AsyncJobResult> jobs = done ? List.of() : cloudStack.listAsyncJobs(request.jobsSince(cloudStack.cloudStackClock()));
-        LostAnswer.Verdict verdict = LostAnswer.of(done, jobs, request, cloudStack.cloudStackClock(), now);
+        LostAnswer.Verdict verdict = done ? new LostAnswer.Done() : withJobsIfListed(cloudStack, write, request, now);
         if (verdict instanceof LostAnswer.Done) {
             return new Done(Optional.empty());
         }
@@ -309,6 +338,12 @@ public final class CloudStackWrite {
                     + LOOK_FOR_LATE_REQUEST.toSeconds() + "s.");
             Instant next = now.plus(LOOK_FOR_LATE_REQUEST);
             return new Pending(Step.at(next.isBefore(notYet.until()) ? next : notYet.until(), now));
+        }
+        if (verdict instanceof LostAnswer.ClusterBusy busy) {
+            report.waiting(ANSWER_LOST, "CloudStack shows no effect of " + write.what() + " yet, and the cluster is " + busy.state()
+                    + ": a job changing it runs, perhaps this request's (these keys may not list CloudStack's jobs to tell). Nothing is "
+                    + "sent again while it is; looking again every " + LOOK_FOR_LATE_REQUEST.toSeconds() + "s.");
+            return new Pending(Step.after(LOOK_FOR_LATE_REQUEST));
         }
         if (verdict instanceof LostAnswer.NeverArrived) {
             record.requestedAt(null);

@@ -12,6 +12,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
+import dev.cks.nodeops.cloudstack.CloudStackClient;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
@@ -21,7 +22,10 @@ import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.nodes.NodeRole;
 import dev.cks.nodeops.operation.NodeWork;
+import dev.cks.nodeops.operation.PermissionPreflight;
+import dev.cks.nodeops.operation.PermissionPreflight.Need;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
+import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalCommand;
 import io.fabric8.kubernetes.api.model.Node;
 
 /**
@@ -114,7 +118,25 @@ final class ScaleDownPlanner {
         if (!refusals.isEmpty()) {
             return new Refused(String.join("\n", refusals));
         }
-        return planned(cluster, targets, nodesByName);
+        Optional<Plan> notAllowed = permissionRefusal(resource, cluster, targets);
+        return notAllowed.isPresent() ? notAllowed.get() : planned(cluster, targets, nodesByName);
+    }
+
+    /** The keys may call every command the removal sends (asked once per {@link CloudStackClient#PERMISSIONS_TTL} at most). */
+    private Optional<Plan> permissionRefusal(ScaleDown resource, KubernetesCluster cluster, List<String> targets) {
+        List<VirtualMachine> vms = targets.stream().flatMap(target -> ScaleDownTargets.vmOf(target, cluster).stream()).toList();
+        Optional<RemovalCommand> removal = ScaleDownTargets.removalCommand(resource.getSpec().getRemoval(), vms);
+        if (removal.isEmpty()) {
+            return Optional.empty();
+        }
+        List<Need> needs = ScaleDownTargets.cloudStackNeeds(removal.get());
+        try {
+            return PermissionPreflight.refusal("ScaleDown " + resource.getMetadata().getName(), needs,
+                    cloudStack.client().permissions(PermissionPreflight.commands(needs))).map(Refused::new);
+        } catch (CloudStackAccess.Unavailable | CloudStackException e) {
+            return Optional.of(new Wait(CLOUDSTACK_UNAVAILABLE, "CloudStack could not be asked what these keys may call (" + e.getMessage()
+                    + "); the scale-down has not touched any node and tries again in " + recheckSeconds + "s."));
+        }
     }
 
     /** The targets as they start: Pending, with their VM, a down node marked (it is neither cordoned nor drained). */

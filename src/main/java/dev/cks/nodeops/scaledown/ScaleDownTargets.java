@@ -15,12 +15,15 @@ import java.util.stream.Collectors;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
+import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.operation.PermissionPreflight;
+import dev.cks.nodeops.operation.PermissionPreflight.Need;
 import dev.cks.nodeops.scaledown.ScaleDownStatus.RemovalCommand;
 import io.fabric8.kubernetes.api.model.Node;
 
@@ -149,6 +152,22 @@ final class ScaleDownTargets {
             return Optional.of(RemovalCommand.scaleKubernetesCluster);
         }
         return external == vms.size() ? Optional.of(RemovalCommand.removeNodesFromKubernetesCluster) : Optional.empty();
+    }
+
+    /** Every command a removal by this call sends, for the permission preflight ({@link PermissionPreflight}). */
+    static List<Need> cloudStackNeeds(RemovalCommand removal) {
+        List<Need> needs = new ArrayList<>(List.of(PermissionPreflight.FIND_CLUSTER, PermissionPreflight.FOLLOW_JOBS, PermissionPreflight.LIST_JOBS));
+        switch (removal) {
+            case scaleKubernetesCluster -> needs.add(Need.of(CloudStackCommand.SCALE_KUBERNETES_CLUSTER,
+                    "removes the drained nodes' VMs from the cluster"));
+            case removeNodesFromKubernetesCluster -> needs.add(Need.of(CloudStackCommand.REMOVE_NODES_FROM_KUBERNETES_CLUSTER,
+                    "removes the drained external nodes from the cluster"));
+            case destroyVirtualMachine -> needs.addAll(List.of(
+                    Need.of(CloudStackCommand.REMOVE_VIRTUAL_MACHINES_FROM_KUBERNETES_CLUSTER, "drops each drained node's VM from the VM map"),
+                    Need.of(CloudStackCommand.DESTROY_VIRTUAL_MACHINE, "destroys each drained node's VM"),
+                    Need.of(CloudStackCommand.LIST_VIRTUAL_MACHINES, "reads whether a VM is gone")));
+        }
+        return needs;
     }
 
     /**

@@ -10,11 +10,14 @@ import java.util.Optional;
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackAccess.ClusterResolution;
 import dev.cks.nodeops.cloudstack.CloudStackClient;
+import dev.cks.nodeops.cloudstack.CloudStackCommand;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.cloudstack.KubernetesSupportedVersion;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.nodes.VersionMatch;
+import dev.cks.nodeops.operation.PermissionPreflight;
+import dev.cks.nodeops.operation.PermissionPreflight.Need;
 
 /**
  * The CloudStack side of the CloudStackIso executor: which VM and ISO a node's upgrade uses, the
@@ -36,10 +39,24 @@ final class CloudStackIsoExecutor {
         }
     }
 
+    /** Every command a CloudStackIso upgrade sends, for the permission preflight. */
+    static final List<Need> NEEDS = List.of(PermissionPreflight.FIND_CLUSTER,
+            Need.of(CloudStackCommand.LIST_KUBERNETES_SUPPORTED_VERSIONS, "finds the target version's binaries ISO"),
+            Need.of(CloudStackCommand.LIST_VIRTUAL_MACHINES, "reads whether a node's VM has the ISO"),
+            Need.of(CloudStackCommand.ATTACH_ISO, "attaches the binaries ISO to each node's VM before its upgrade"),
+            Need.of(CloudStackCommand.DETACH_ISO, "detaches it afterwards"),
+            PermissionPreflight.FOLLOW_JOBS, PermissionPreflight.LIST_JOBS);
+
     private final CloudStackAccess access;
 
     CloudStackIsoExecutor(CloudStackAccess access) {
         this.access = access;
+    }
+
+    /** Whether the keys may call what the upgrade sends: the sentence when they may not ({@link PermissionPreflight}). */
+    Optional<String> permissionRefusal(String operation) {
+        CloudStackClient client = access.client();
+        return PermissionPreflight.refusal(operation, NEEDS, client.permissions(PermissionPreflight.commands(NEEDS)));
     }
 
     /** Pure: the ISO of the spec's version id, or of the supported version whose semantic version is the target. */

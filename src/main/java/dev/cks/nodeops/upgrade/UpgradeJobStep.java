@@ -68,7 +68,8 @@ final class UpgradeJobStep {
     /**
      * Before the node is locked and cordoned, a node is never drained for an upgrade that cannot run:
      * Script — the script is one the operator's configuration allows (docs/security.md); CloudStackIso —
-     * CloudStack is not changing the cluster itself, the node has a VM and the target a usable ISO.
+     * CloudStack is not changing the cluster itself, the keys may call what the upgrade sends, the node has a VM
+     * and the target a usable ISO.
      * Empty when the node may go ahead.
      */
     Optional<Outcome> beforeCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
@@ -109,6 +110,10 @@ final class UpgradeJobStep {
                 recorder.waiting(upgrade, "CloudStackBusy", "CloudStack is changing CKS cluster " + cluster.name() + " (state " + cluster.state()
                         + "); node " + node.getName() + " is upgraded once that is over.", now);
                 return Optional.of(new Continue(Step.after(RECHECK_CLOUDSTACK)));
+            }
+            Optional<String> notAllowed = iso.permissionRefusal("NodeUpgrade " + upgrade.getMetadata().getName());
+            if (notAllowed.isPresent()) {
+                return Optional.of(new NodeFailed(notAllowed.get()));
             }
             node.setVmId(iso.choose(cluster, node.getName(), versionId(upgrade), upgrade.getSpec().getTargetVersion()).vmId());
             return Optional.empty();

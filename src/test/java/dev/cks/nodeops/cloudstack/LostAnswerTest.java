@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 
@@ -107,5 +108,26 @@ class LostAnswerTest {
     private static AsyncJobResult job(String id, String cmd, int status, String instance, String created) {
         String type = instance == null ? null : instance.startsWith("vm-") ? "VirtualMachine" : "KubernetesCluster";
         return new AsyncJobResult(id, status, 0, status == 2 ? 530 : 0, "object", null, cmd, type, instance, "2026-11-30T" + created + "+0000");
+    }
+
+    // ---- Keys that may not list jobs (the project Kubernetes Service User role) -------------------------------
+
+    @Test
+    void withoutJobsWhatCloudStackShowsDecidesFirst() {
+        assertThat(LostAnswer.withoutJobs(true, Optional.of("Scaling"), SCALE_OF_A, SENT.plusSeconds(5))).isInstanceOf(LostAnswer.Done.class);
+    }
+
+    @Test
+    void withoutJobsABusyClusterIsWaitedForEvenPastTheWindow() {
+        assertThat(LostAnswer.withoutJobs(false, Optional.of("Scaling"), SCALE_OF_A, SENT.plus(WINDOW).plusSeconds(600)))
+                .isEqualTo(new LostAnswer.ClusterBusy("Scaling"));
+    }
+
+    @Test
+    void withoutJobsAQuietClusterIsJudgedByTime() {
+        assertThat(LostAnswer.withoutJobs(false, Optional.empty(), SCALE_OF_A, SENT.plusSeconds(60)))
+                .isEqualTo(new LostAnswer.NotYet(SENT.plus(WINDOW)));
+        assertThat(LostAnswer.withoutJobs(false, Optional.empty(), DESTROY_OF_VM1, SENT.plus(WINDOW)))
+                .isInstanceOf(LostAnswer.NeverArrived.class);
     }
 }

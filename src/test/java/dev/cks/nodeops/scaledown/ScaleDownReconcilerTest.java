@@ -428,6 +428,50 @@ class ScaleDownReconcilerTest {
         assertThat(nodes.node(W1)).isEmpty();
     }
 
+    /**
+     * Shape: a project cluster whose keys CloudStack restricts to the Kubernetes Service User role (its own
+     * cloudstack-secret: no listApis, no listAsyncJobs). Actor: a proxy that loses CloudStack's answer to the scale
+     * after CloudStack took it; CloudStack's scale job runs 15 minutes, past the request's signature window.
+     */
+    @Test
+    void withAProjectClustersOwnKeysALostScaleAnswerIsFollowedByTheClustersStateWithoutListingJobs() {
+        simulator.playProjectKubernetesServiceRole(simulator.defaultAccount());
+        simulator.planJob("scaleKubernetesCluster", new JobOutcome.SucceedsAfter(Duration.ofMinutes(15)));
+        create(List.of(W1), spec -> { });
+        reconcileUntil("removing", s -> s.getPhase() == ScaleDownStatus.Phase.Removing);
+        simulator.injectFault("scaleKubernetesCluster", Fault.actsThenBadGateway());
+
+        reconcileUntil("waiting on the busy cluster", s -> condition(Conditions.WAITING).getMessage().contains("the cluster is Scaling"));
+        assertThat(condition(Conditions.WAITING).getMessage()).contains("may not list CloudStack's jobs").contains("Nothing is sent again");
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(simulator.calls("scaleKubernetesCluster")).as("the preflight's probe without parameters, then the scale sent once: "
+                + "never again while the cluster was Scaling, past the window too").extracting(call -> call.params().containsKey("nodeids"))
+                .containsExactly(false, true);
+        assertThat(simulator.calls("listAsyncJobs")).as("only whether the keys may (a probe without parameters, at most every 10 min): "
+                + "the jobs were never searched").isNotEmpty().allSatisfy(call -> assertThat(call.params()).doesNotContainKey("startdate"));
+        assertThat(simulator.jobCommands()).containsOnlyOnce("scaleKubernetesCluster");
+        assertThat(events.reasons()).doesNotContain("RequestResent");
+        assertThat(nodes.node(W1)).isEmpty();
+    }
+
+    /** Shape: a project cluster whose keys CloudStack restricts to the Kubernetes Service User role; an ExternalManaged removal needs more. */
+    @Test
+    void withAProjectClustersOwnKeysADestroyVmScaleDownIsRefusedBeforeAnyCordon() {
+        world("ExternalManaged");
+        simulator.playProjectKubernetesServiceRole(simulator.defaultAccount());
+        create(List.of(W1), spec -> spec.setRemoval(Removal.DestroyVM));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getReason()).isEqualTo(OperationRecorder.REFUSED);
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("destroyVirtualMachine (destroys each drained node's VM)")
+                .contains("removeVirtualMachinesFromKubernetesCluster").contains("Nothing was cordoned").contains("cloudstack.secretName");
+        assertThat(nodes.calls).noneMatch(call -> call.startsWith("cordon") || call.startsWith("lock"));
+    }
+
     @Test
     void aRemovalFailingPartWayListsWhatWentAndGivesBackWhatStayed() {
         world("ExternalManaged");

@@ -250,4 +250,19 @@ class ScaleDownTargetsTest {
         }
         return byName;
     }
+
+    @Test
+    void eachRemovalNeedsItsOwnCommandsAndOnlyListAsyncJobsIsOptional() {
+        assertThat(ScaleDownTargets.cloudStackNeeds(RemovalCommand.scaleKubernetesCluster)).filteredOn(need -> !need.optional())
+                .extracting(need -> need.command().apiName())
+                .containsExactlyInAnyOrder("listKubernetesClusters", "queryAsyncJobResult", "scaleKubernetesCluster");
+        assertThat(ScaleDownTargets.cloudStackNeeds(RemovalCommand.removeNodesFromKubernetesCluster)).filteredOn(need -> !need.optional())
+                .extracting(need -> need.command().apiName())
+                .containsExactlyInAnyOrder("listKubernetesClusters", "queryAsyncJobResult", "removeNodesFromKubernetesCluster");
+        assertThat(ScaleDownTargets.cloudStackNeeds(RemovalCommand.destroyVirtualMachine)).filteredOn(need -> !need.optional())
+                .extracting(need -> need.command().apiName()).containsExactlyInAnyOrder("listKubernetesClusters", "queryAsyncJobResult",
+                        "removeVirtualMachinesFromKubernetesCluster", "destroyVirtualMachine", "listVirtualMachines");
+        assertThat(ScaleDownTargets.cloudStackNeeds(RemovalCommand.scaleKubernetesCluster)).filteredOn(need -> need.optional())
+                .extracting(need -> need.command().apiName()).containsExactly("listAsyncJobs");
+    }
 }

@@ -480,6 +480,27 @@ class NodeUpgradeReconcilerTest {
                 .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"));
     }
 
+    /**
+     * Shape: a project cluster whose keys CloudStack restricts to the Kubernetes Service User role (its own
+     * cloudstack-secret, given to the operator as they are): it may scale the cluster but not attach an ISO.
+     */
+    @Test
+    void cloudStackIsoWithAProjectClustersOwnKeysIsRefusedBeforeAnyCordonNamingWhatTheyMayNotCall() {
+        simulator.playProjectKubernetesServiceRole(simulator.defaultAccount());
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> { });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(CONTROL).getError()).contains("may not call").contains("attachIso (attaches the binaries ISO")
+                .contains("detachIso").contains("listKubernetesSupportedVersions").doesNotContain("listVirtualMachines (")
+                .contains("Nothing was cordoned").contains("cloudstack.secretNamespace and cloudstack.secretName");
+        assertThat(nodes.calls).noneMatch(call -> call.startsWith("cordon"));
+        assertThat(simulator.calls("attachIso")).as("the preflight's probe only").allSatisfy(call -> assertThat(call.params()).isEmpty());
+        assertThat(simulator.jobCommands()).isEmpty();
+        assertThat(jobs.nodesWithJobs()).isEmpty();
+    }
+
     @Test
     void cloudStackIsoSaysWhenCloudStackStillRecordsTheNodesOldVersion() {
         // CloudStack's per-node record (4.20+) is rewritten only by its own upgradeKubernetesCluster.

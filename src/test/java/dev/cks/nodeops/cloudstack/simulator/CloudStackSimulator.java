@@ -34,6 +34,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -86,6 +88,7 @@ public final class CloudStackSimulator implements AutoCloseable {
     private final Set<String> expungedVmIds = ConcurrentHashMap.newKeySet();
     /** Accounts (by {@link SimulatedAccount#accountKey}) whose role allows only some APIs (DynamicRoleBasedAPIAccessChecker); absent = all. */
     private final Map<String, Set<String>> allowedApisByAccount = new ConcurrentHashMap<>();
+    private final Map<String, Set<String>> listedApisByAccount = new ConcurrentHashMap<>();
     /** Accounts with allow.user.expunge.recover.vm set (an account-scoped setting). */
     private final Set<String> userExpungeAllowedAccounts = ConcurrentHashMap.newKeySet();
     private final Map<String, SimulatedCluster> clusters = new LinkedHashMap<>();
@@ -216,12 +219,34 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     /**
      * The account's role allows only these APIs; any other answers 432 as DynamicRoleBasedAPIAccessChecker
-     * does. The role is the account's, so every user of the account is restricted alike.
+     * does, and listApis lists exactly these. The role is the account's, so every user of the account is
+     * restricted alike.
      */
     public void restrictApis(SimulatedAccount account, Set<String> apiNames) {
         Set<String> lower = new HashSet<>();
         apiNames.forEach(name -> lower.add(name.toLowerCase(Locale.ROOT)));
         allowedApisByAccount.put(account.accountKey(), Set.copyOf(lower));
+        listedApisByAccount.put(account.accountKey(), new TreeSet<>(apiNames));
+    }
+
+    /**
+     * The role CloudStack gives the service account of a project's Kubernetes clusters ("Kubernetes Service User",
+     * whose keys CKS puts in a project cluster's cloudstack-secret since 4.19.3/4.20.1): an allow rule for each
+     * command of KubernetesClusterManagerImpl.PROJECT_KUBERNETES_ACCOUNT_ROLE_ALLOWED_APIS, then "*" denied
+     * (createProjectKubernetesAccountRole). Read in apache/cloudstack
+     * plugins/integrations/kubernetes-service/src/main/java/com/cloud/kubernetes/cluster/KubernetesClusterManagerImpl.java
+     * at b5ab951cf8e67918ff5ee7f23d88c2a08e6db685 (main after 4.22); the names are the commands' APICommand names
+     * (BaseCmd.getCommandNameByClass). listApis is not among them: the role answers it 432 too.
+     */
+    public static final Set<String> PROJECT_KUBERNETES_SERVICE_ROLE = Set.of("queryAsyncJobResult", "listVirtualMachines", "listNetworks",
+            "listPublicIpAddresses", "associateIpAddress", "disassociateIpAddress", "listLoadBalancerRules", "createLoadBalancerRule",
+            "updateLoadBalancerRule", "deleteLoadBalancerRule", "assignToLoadBalancerRule", "removeFromLoadBalancerRule",
+            "listLoadBalancerRuleInstances", "listFirewallRules", "createFirewallRule", "updateFirewallRule", "deleteFirewallRule",
+            "listNetworkACLs", "createNetworkACL", "deleteNetworkACL", "listKubernetesClusters", "scaleKubernetesCluster");
+
+    /** The account's keys are those of a project cluster's "Kubernetes Service User" ({@link #PROJECT_KUBERNETES_SERVICE_ROLE}). */
+    public void playProjectKubernetesServiceRole(SimulatedAccount account) {
+        restrictApis(account, PROJECT_KUBERNETES_SERVICE_ROLE);
     }
 
     /** allow.user.expunge.recover.vm for a non-admin account (admins may always expunge). */
@@ -519,13 +544,15 @@ public final class CloudStackSimulator implements AutoCloseable {
     }
 
     /**
-     * ApiServer.verifyRequest's order: an unknown key or a bad signature is 401 (no cserrorcode, the
-     * ApiServlet's text); a command the key's role does not allow is 432 from the API checker, named
-     * "errorresponse" as every UNSUPPORTED_ACTION_ERROR is.
+     * ApiServer.verifyRequest's order: an expired signature is 401 (no cserrorcode, the ApiServlet's text); then
+     * a command the key's role does not allow is 432 from the API checker (commandAvailable, before the signature
+     * is compared), named "errorresponse" as every UNSUPPORTED_ACTION_ERROR is; then an unknown key or a bad
+     * signature is 401; a missing required parameter (431) only after all of these.
      */
     private Answer answer(String command, Map<String, String> params, Optional<SimulatedAccount> caller) {
         SimulatedAccount account = accountsByApiKey.get(params.getOrDefault("apikey", ""));
-        if (account != null && !mayCall(account, command)) {
+        // verifyRequest refuses an expired signature (401) before it looks up the key's user and asks the role (432).
+        if (account != null && !signatureExpired(params) && !mayCall(account, command)) {
             return new Answer(432, errorBody("errorresponse", 432, 9999, "The API [" + command
                     + "] does not exist or is not available for the account Account [{\"accountName\":\"" + account.name() + "\"}]."));
         }
@@ -535,6 +562,17 @@ public final class CloudStackSimulator implements AutoCloseable {
         synchronized (this) {
             runDueJobs();
             return dispatch(command, params, caller.get());
+        }
+    }
+
+    private boolean signatureExpired(Map<String, String> lower) {
+        if (!"3".equals(lower.get("signatureversion"))) {
+            return false;
+        }
+        try {
+            return OffsetDateTime.parse(lower.getOrDefault("expires", ""), CLOUDSTACK_TIME).toInstant().isBefore(now());
+        } catch (DateTimeParseException e) {
+            return true;
         }
     }
 
@@ -592,12 +630,8 @@ public final class CloudStackSimulator implements AutoCloseable {
             if (expires == null) {
                 return Optional.empty();
             }
-            try {
-                // expiresTS.before(now), now being the management server's own clock.
-                if (OffsetDateTime.parse(expires, CLOUDSTACK_TIME).toInstant().isBefore(now())) {
-                    return Optional.empty();
-                }
-            } catch (DateTimeParseException e) {
+            // expiresTS.before(now), now being the management server's own clock.
+            if (signatureExpired(lower)) {
                 return Optional.empty();
             }
         }
@@ -687,14 +721,39 @@ public final class CloudStackSimulator implements AutoCloseable {
 
     // ---- Commands --------------------------------------------------------------------------
 
-    private static final Set<String> IMPLEMENTED = Set.of("listkubernetesclusters", "listvirtualmachines",
-            "listkubernetessupportedversions", "listcapabilities", "listasyncjobs", "queryasyncjobresult",
-            "scalekubernetescluster", "removenodesfromkubernetescluster", "removevirtualmachinesfromkubernetescluster",
-            "destroyvirtualmachine", "attachiso", "detachiso");
+    /** The commands it answers, as their APICommand names. */
+    private static final List<String> COMMANDS = List.of("listKubernetesClusters", "listVirtualMachines",
+            "listKubernetesSupportedVersions", "listCapabilities", "listAsyncJobs", "queryAsyncJobResult", "listApis",
+            "scaleKubernetesCluster", "removeNodesFromKubernetesCluster", "removeVirtualMachinesFromKubernetesCluster",
+            "destroyVirtualMachine", "attachIso", "detachIso");
+
+    private static final Set<String> IMPLEMENTED = COMMANDS.stream().map(name -> name.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+
+    /** listApis' isasync (BaseAsyncCmd) for the commands it may list. */
+    private static final Set<String> ASYNC = Set.of("scalekubernetescluster", "removenodesfromkubernetescluster", "destroyvirtualmachine",
+            "attachiso", "detachiso", "associateipaddress", "disassociateipaddress", "createloadbalancerrule", "updateloadbalancerrule",
+            "deleteloadbalancerrule", "assigntoloadbalancerrule", "removefromloadbalancerrule", "createfirewallrule", "updatefirewallrule",
+            "deletefirewallrule", "createnetworkacl", "deletenetworkacl");
+
+    /**
+     * The parameters ParamProcessWorker.processParameters requires (each command's {@code @Parameter(required = true)}):
+     * one missing is refused 431 before the command runs or its job is queued, and after the role's 432.
+     */
+    private static final Map<String, List<String>> REQUIRED = Map.of("queryasyncjobresult", List.of("jobid"),
+            "scalekubernetescluster", List.of("id"), "removenodesfromkubernetescluster", List.of("id", "nodeids"),
+            "removevirtualmachinesfromkubernetescluster", List.of("id", "virtualmachineids"), "destroyvirtualmachine", List.of("id"),
+            "attachiso", List.of("id", "virtualmachineid"), "detachiso", List.of("virtualmachineid"));
 
     private Answer dispatch(String command, Map<String, String> params, SimulatedAccount caller) {
         try {
-            return switch (command.toLowerCase(Locale.ROOT)) {
+            String name = command.toLowerCase(Locale.ROOT);
+            for (String required : REQUIRED.getOrDefault(name, List.of())) {
+                if (!params.containsKey(required)) {
+                    throw new ErrorAnswer(431, 9999, "Unable to execute API command " + name + " due to missing parameter " + required);
+                }
+            }
+            return switch (name) {
+                case "listapis" -> listApis(caller);
                 case "listkubernetesclusters" -> listKubernetesClusters(params, caller);
                 case "listvirtualmachines" -> listVirtualMachines(params, caller);
                 case "listkubernetessupportedversions" -> listSupportedVersions(params);
@@ -778,6 +837,25 @@ public final class CloudStackSimulator implements AutoCloseable {
         }
         Stream<SimulatedVersion> matching = versions.values().stream().filter(version -> id == null || version.id().equals(id));
         return listAnswer("listKubernetesSupportedVersions", "kubernetessupportedversion", matching.map(this::versionJson).toList(), params);
+    }
+
+    /**
+     * ListApisCmd and ApiDiscoveryServiceImpl.listApis: every command the caller's role allows (each passed through
+     * the role's API checkers), with its name and whether it is async; a ListResponse ({@code count}, {@code api}).
+     */
+    private Answer listApis(SimulatedAccount caller) {
+        Set<String> names = listedApisByAccount.getOrDefault(caller.accountKey(), new TreeSet<>(COMMANDS));
+        ArrayNode apis = json.createArrayNode();
+        for (String name : names) {
+            ObjectNode api = json.createObjectNode();
+            api.put("name", name);
+            api.put("isasync", ASYNC.contains(name.toLowerCase(Locale.ROOT)));
+            apis.add(api);
+        }
+        ObjectNode inner = json.createObjectNode();
+        inner.put("count", apis.size());
+        inner.set("api", apis);
+        return ok("listApis", inner);
     }
 
     /** ManagementServerImpl.listCapabilities: allowuserexpungerecovervm is the account's setting or'ed with being an admin. */
