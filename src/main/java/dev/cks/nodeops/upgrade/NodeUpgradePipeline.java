@@ -22,6 +22,7 @@ import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
+import io.fabric8.kubernetes.api.model.Node;
 
 /**
  * One node's upgrade, one step per call, everything kept in its {@link UpgradeNodeStatus}: lock → cordon →
@@ -63,7 +64,7 @@ final class NodeUpgradePipeline {
 
     /** A node's turn: unless it opted out or was deleted meanwhile, it is locked and cordoned. */
     private Step start(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        Optional<io.fabric8.kubernetes.api.model.Node> current = work.node(node.getName());
+        Optional<Node> current = work.node(node.getName());
         if (current.isEmpty()) {
             return nodeDeleted(upgrade, node, now);
         }

@@ -19,6 +19,7 @@ import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 
 /**
@@ -139,7 +140,7 @@ final class UpgradeJobStep {
     /** Plain http is warned about (a Warning condition, and one event when it first shows), not refused: TLS is the Secret's choice. */
     private void warnOfPlainHttp(NodeUpgrade upgrade, Instant now) {
         Optional<String> warning = iso.plainHttpWarning();
-        List<io.fabric8.kubernetes.api.model.Condition> conditions = upgrade.getStatus().getConditions();
+        List<Condition> conditions = upgrade.getStatus().getConditions();
         if (warning.isEmpty()) {
             Conditions.remove(conditions, Conditions.CLOUDSTACK_TLS);
             return;
