@@ -12,6 +12,8 @@ import java.util.function.Supplier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
+import org.jboss.logging.Logger;
+
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -36,6 +38,8 @@ public class CloudStackAccess {
             super(message);
         }
     }
+
+    private static final Logger LOG = Logger.getLogger(CloudStackAccess.class);
 
     private final Supplier<CloudStackClient> clients;
     private final Optional<String> configuredClusterId;
@@ -91,6 +95,7 @@ public class CloudStackAccess {
                 }
                 client = new CloudStackClient(credentials, clientSettings(settings), metrics, clock, Sleeper.REAL, CloudStackClient.RANDOM_JITTER);
                 clientSecretVersion = version;
+                client.plainHttpWarning().ifPresent(LOG::warn);
             }
             return client;
         }

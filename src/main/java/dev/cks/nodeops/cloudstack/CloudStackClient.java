@@ -110,6 +110,18 @@ public final class CloudStackClient {
         this.cloudStackClock = metrics.cloudStackClock();
     }
 
+    /**
+     * Why this client's API URL is a risk, when it is plain http: CloudStack's answers (VM maps, job results)
+     * and the signed requests cross the network unencrypted and unauthenticated, so anyone on the path can read
+     * or change them. Empty for https.
+     */
+    public Optional<String> plainHttpWarning() {
+        return apiUrl.isHttps() ? Optional.empty()
+                : Optional.of("The CloudStack API URL " + credentials.apiUrl() + " is plain http: requests and CloudStack's answers cross the network"
+                        + " unencrypted, and anyone on the path may read or change them. Set api-url in the CloudStack Secret to the management"
+                        + " server's https URL.");
+    }
+
     public static CloudStackClient create(CloudStackCredentials credentials, MeterRegistry registry) {
         return new CloudStackClient(credentials, CloudStackClientSettings.DEFAULTS, registry, Clock.systemUTC(),
                 Sleeper.REAL);

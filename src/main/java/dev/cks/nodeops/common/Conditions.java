@@ -25,6 +25,8 @@ public final class Conditions {
     public static final String NODES_READABLE = "NodesReadable";
     /** NodeUpgrade (CloudStackIso): whether CloudStack's recorded cluster and node versions match the upgrade's target. */
     public static final String CLOUDSTACK_RECORD_CURRENT = "CloudStackRecordCurrent";
+    /** False when the CloudStack API URL is plain http: keys' signatures and answers cross the network unencrypted. */
+    public static final String CLOUDSTACK_TLS = "CloudStackTLS";
 
     private static final int MAX_MESSAGE = 32 * 1024;
 

@@ -87,6 +87,11 @@ final class CloudStackIsoExecutor {
         return cluster.virtualMachines().stream().filter(vm -> ClusterResolution.sameHost(nodeName, vm.name())).findFirst();
     }
 
+    /** Why the CloudStack API URL is a risk, when it is plain http. */
+    Optional<String> plainHttpWarning() {
+        return access.client().plainHttpWarning();
+    }
+
     /** The CKS cluster of these nodes. */
     KubernetesCluster cluster(String knownClusterId, List<String> nodeNames) {
         ClusterResolution resolution = access.resolveCluster(knownClusterId, nodeNames);

@@ -22,6 +22,7 @@ import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
+import io.fabric8.kubernetes.api.model.Node;
 
 /**
  * One node's upgrade, one step per call, everything kept in its {@link UpgradeNodeStatus}: lock → cordon →
@@ -51,8 +52,8 @@ final class NodeUpgradePipeline {
     Step step(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         return switch (node.getPhase()) {
             case Pending -> start(upgrade, node, now);
-            case Cordoned -> startDrain(upgrade, node, now);
-            case Draining -> drain(upgrade, node, now);
+            case Cordoned -> work.node(node.getName()).isEmpty() ? nodeDeleted(upgrade, node, now) : startDrain(upgrade, node, now);
+            case Draining -> work.node(node.getName()).isEmpty() ? nodeDeleted(upgrade, node, now) : drain(upgrade, node, now);
             case Upgrading -> upgradeStep(upgrade, node, now);
             case WaitingReady -> awaitReady(upgrade, node, now);
             case Soaking -> soak(upgrade, node, now);
@@ -61,9 +62,13 @@ final class NodeUpgradePipeline {
         };
     }
 
-    /** A node's turn: unless it opted out meanwhile, it is locked and cordoned. */
+    /** A node's turn: unless it opted out or was deleted meanwhile, it is locked and cordoned. */
     private Step start(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        Optional<String> excluded = work.node(node.getName()).flatMap(NodeAnnotations::excluded);
+        Optional<Node> current = work.node(node.getName());
+        if (current.isEmpty()) {
+            return nodeDeleted(upgrade, node, now);
+        }
+        Optional<String> excluded = current.flatMap(NodeAnnotations::excluded);
         if (excluded.isPresent()) {
             node.setAction(Action.Skip);
             node.setPhase(Phase.Skipped);
@@ -91,7 +96,7 @@ final class NodeUpgradePipeline {
             return Step.onEvent();
         }
         if (lock instanceof NodeLock.NodeMissing) {
-            return fail(upgrade, node, "Node " + node.getName() + " no longer exists; re-create the NodeUpgrade to plan again.", now);
+            return nodeDeleted(upgrade, node, now);
         }
         KillPoint.NODEUPGRADE_LOCKED.reached();
         NodeWork.Cordoning cordoning = work.cordon(node.getName(), owner);
@@ -148,6 +153,22 @@ final class NodeUpgradePipeline {
         node.setCompletedAt(Timestamps.format(now));
         recorder.warning(upgrade, NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: " + reason
                 + ". It is given back (uncordoned unless it was cordoned before) and the upgrade goes on with the other nodes.");
+        return Step.next();
+    }
+
+    /**
+     * The node's Node object was deleted after the plan (a person, the cluster-autoscaler, CloudStack scaling the
+     * cluster in) before its upgrade ran: there is nothing left to upgrade or give back. It is reported and
+     * skipped; the other nodes go on. A node whose Job runs is left to the Job's outcome.
+     */
+    private Step nodeDeleted(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        recorder.drainOver(upgrade, node.getName());
+        node.setAction(Action.Skip);
+        node.setPhase(Phase.Skipped);
+        node.setSkipReason("its Node object was deleted after the upgrade was planned");
+        node.setCompletedAt(Timestamps.format(now));
+        recorder.warning(upgrade, NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: its Node object was deleted after the upgrade was"
+                + " planned (kubectl delete node, the cluster-autoscaler, or CloudStack removing its VM). The upgrade goes on with the other nodes.");
         return Step.next();
     }
 

@@ -57,6 +57,7 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 @GradualRetry(maxAttempts = -1, initialInterval = 2000, maxInterval = 30000)
 public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<NodeUpgrade> {
     static final String KIND = "NodeUpgrade";
+    static final String NOTHING_SELECTED = "NothingSelected";
 
     private final Clock clock;
     private final OperatorSettings settings;
@@ -141,7 +142,13 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
         status.setProgress(UpgradeProgress.progress(planned));
         if (planned.isEmpty()) {
-            recorder.finished(upgrade, Stage.SUCCEEDED, Conditions.SUCCEEDED, "NothingToUpgrade", "No node matches spec.nodeSelector; nothing to upgrade.", now);
+            // Most often a typo in the selector: succeeded (nothing is left undone), but said loudly.
+            String selector = spec.getNodeSelector() == null || spec.getNodeSelector().isEmpty() ? "(empty: every node)"
+                    : spec.getNodeSelector().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
+            String message = "No node matches spec.nodeSelector " + selector + "; nothing was upgraded. Compare it with"
+                    + " kubectl get nodes --show-labels, then create the NodeUpgrade again.";
+            recorder.warning(upgrade, NOTHING_SELECTED, message);
+            recorder.finished(upgrade, Stage.SUCCEEDED, Conditions.SUCCEEDED, NOTHING_SELECTED, message, now);
             return Step.finished();
         }
         Optional<String> skew = VersionSkew.refusal(planned, cluster, apiServers.read(), spec.getTargetVersion());
@@ -259,6 +266,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             if (detaching.isPresent()) {
                 return DeleteControl.noFinalizerRemoval().rescheduleAfter(detaching.get().after());
             }
+        }
+        if (upgrade.getStatus() != null) {
+            jobStep.deleteFinishedJobs(upgrade);
         }
         return DeleteControl.defaultDelete();
     }

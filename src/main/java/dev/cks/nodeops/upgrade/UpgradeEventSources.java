@@ -63,10 +63,8 @@ final class UpgradeEventSources {
                 .withNamespaces(Set.of(settings.namespace()))
                 .withFollowControllerNamespacesChanges(false)
                 .withLabelSelector(UpgradeJob.LABEL_NODEUPGRADE)
-                // The label may hold a hash of a long name; the owner reference holds the name itself.
-                .withSecondaryToPrimaryMapper(job -> job.getMetadata().getOwnerReferences().stream()
-                        .filter(owner -> "NodeUpgrade".equals(owner.getKind())).map(owner -> new ResourceID(owner.getName()))
-                        .collect(Collectors.toSet()))
+                // The label may hold a hash of a long name; the annotation holds the name itself.
+                .withSecondaryToPrimaryMapper(job -> UpgradeJob.nodeUpgradeOf(job).map(ResourceID::new).stream().collect(Collectors.toSet()))
                 .build(), context);
         return List.of(nodes, jobs);
     }

@@ -6,8 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.cks.nodeops.common.NodeAnnotations;
-import io.fabric8.kubernetes.api.model.OwnerReference;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
@@ -38,6 +36,8 @@ public final class UpgradeJob {
     public static final String LABEL_NODE = NodeAnnotations.PREFIX + "node";
     public static final String ANNOTATION_ACTION = NodeAnnotations.PREFIX + "action";
     public static final String ANNOTATION_TARGET = NodeAnnotations.PREFIX + "target-version";
+    /** The name of the NodeUpgrade that made the Job (a label may hold only a hash of a long name). */
+    public static final String ANNOTATION_NODEUPGRADE = NodeAnnotations.PREFIX + "nodeupgrade";
     /** The sha256 (hex) of the script the Job may run; the launcher refuses any other. */
     public static final String ANNOTATION_SCRIPT_SHA256 = NodeAnnotations.PREFIX + "script-sha256";
     /** A label value holds at most this much (Kubernetes' limit). */
@@ -83,16 +83,22 @@ public final class UpgradeJob {
         annotations.put(ANNOTATION_ACTION, request.action().name());
         annotations.put(ANNOTATION_TARGET, request.targetVersion());
         annotations.put(ANNOTATION_SCRIPT_SHA256, request.scriptSha256());
+        Map<String, String> jobAnnotations = new LinkedHashMap<>(annotations);
+        jobAnnotations.put(ANNOTATION_NODEUPGRADE, request.nodeUpgradeName());
         // $0 is the Job's name; "$@" are the script's arguments.
         List<String> command = new java.util.ArrayList<>(List.of("sh", "-c", launcher(LauncherPaths.IN_POD, request.scriptSha256()), name));
         command.addAll(request.arguments());
+        // No owner reference: a NodeUpgrade deleted with --cascade=foreground (how GitOps tools prune) makes the
+        // garbage collector delete every dependent whose owners are all being deleted in the foreground, whatever
+        // their blockOwnerDeletion (kubernetes pkg/controller/garbagecollector/garbagecollector.go, attemptToDeleteItem:
+        // a dependent with no "solid" owner is deleted), before any finalizer of ours could orphan it: kubeadm would be
+        // killed half-way. The NodeUpgrade's finalizer deletes its finished Jobs instead; the TTL removes the rest.
         return new JobBuilder()
                 .withNewMetadata()
                     .withName(name)
                     .withNamespace(request.namespace())
                     .withLabels(labels)
-                    .withAnnotations(annotations)
-                    .withOwnerReferences(owner(request))
+                    .withAnnotations(jobAnnotations)
                 .endMetadata()
                 .withNewSpec()
                     .withBackoffLimit(0)
@@ -176,12 +182,6 @@ public final class UpgradeJob {
         return head + "-" + hash;
     }
 
-    /** The Job is owned by the NodeUpgrade, so deleting the NodeUpgrade lets the garbage collector remove its Jobs. */
-    private static OwnerReference owner(Request request) {
-        return new OwnerReferenceBuilder().withApiVersion("nodeops.cks.dev/v1alpha1").withKind("NodeUpgrade")
-                .withName(request.nodeUpgradeName()).withUid(request.nodeUpgradeUid()).build();
-    }
-
     /** What a Job's status says about the upgrade it runs. */
     public sealed interface Outcome {
     }
@@ -194,6 +194,16 @@ public final class UpgradeJob {
 
     /** @param reason the Job's Failed condition reason, e.g. BackoffLimitExceeded or DeadlineExceeded */
     public record Failed(String reason, String message) implements Outcome {
+    }
+
+    /** The name of the NodeUpgrade that made the Job: its annotation, or the owner reference of a Job made by an earlier operator. */
+    public static Optional<String> nodeUpgradeOf(Job job) {
+        String annotated = job.getMetadata().getAnnotations() == null ? null : job.getMetadata().getAnnotations().get(ANNOTATION_NODEUPGRADE);
+        if (annotated != null) {
+            return Optional.of(annotated);
+        }
+        return job.getMetadata().getOwnerReferences() == null ? Optional.empty()
+                : job.getMetadata().getOwnerReferences().stream().filter(owner -> "NodeUpgrade".equals(owner.getKind())).map(o -> o.getName()).findFirst();
     }
 
     public static Outcome outcome(Job job) {

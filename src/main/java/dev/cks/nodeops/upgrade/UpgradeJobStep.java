@@ -10,6 +10,7 @@ import dev.cks.nodeops.cloudstack.CloudStackAccess;
 import dev.cks.nodeops.cloudstack.CloudStackException;
 import dev.cks.nodeops.cloudstack.KubernetesCluster;
 import dev.cks.nodeops.common.Conditions;
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.operation.KillPoint;
@@ -18,6 +19,7 @@ import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 
 /**
@@ -30,9 +32,17 @@ final class UpgradeJobStep {
     static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
     static final String UPGRADE_POD_NOT_RUNNING = "UpgradePodNotRunning";
+    static final String JOB_DELETED = "UpgradeJobDeleted";
+    static final String PLAIN_HTTP = "PlainHttp";
     /** How long an upgrade Job's pod may take to start (an image pull among it) before the wait is named as one. */
     static final Duration POD_START_GRACE = Duration.ofMinutes(2);
     static final Duration POD_RECHECK = Duration.ofSeconds(15);
+    /**
+     * How long a sighting of a Job with no started pod says that none started: it is renewed every
+     * {@link #POD_RECHECK} while the pod does not run, and a deleted Job wakes the upgrade at once. An older
+     * one (the operator was down, or behind) says nothing about what the Job did since.
+     */
+    static final Duration NOT_STARTED_SIGHTING = POD_RECHECK.multipliedBy(4);
 
     sealed interface Outcome {
     }
@@ -106,6 +116,7 @@ final class UpgradeJobStep {
         try {
             KubernetesCluster cluster = iso.cluster(status.getClusterId(), status.getNodes().stream().map(UpgradeNodeStatus::getName).toList());
             status.setClusterId(cluster.id());
+            warnOfPlainHttp(upgrade, now);
             if (CloudStackAccess.isBusy(cluster)) {
                 recorder.waiting(upgrade, "CloudStackBusy", "CloudStack is changing CKS cluster " + cluster.name() + " (state " + cluster.state()
                         + "); node " + node.getName() + " is upgraded once that is over.", now);
@@ -124,6 +135,20 @@ final class UpgradeJobStep {
                     + " (" + e.getMessage() + "); it is upgraded once CloudStack answers.", now);
             return Optional.of(new Continue(Step.after(RECHECK_CLOUDSTACK)));
         }
+    }
+
+    /** Plain http is warned about (a Warning condition, and one event when it first shows), not refused: TLS is the Secret's choice. */
+    private void warnOfPlainHttp(NodeUpgrade upgrade, Instant now) {
+        Optional<String> warning = iso.plainHttpWarning();
+        List<Condition> conditions = upgrade.getStatus().getConditions();
+        if (warning.isEmpty()) {
+            Conditions.remove(conditions, Conditions.CLOUDSTACK_TLS);
+            return;
+        }
+        if (Conditions.find(conditions, Conditions.CLOUDSTACK_TLS).isEmpty()) {
+            recorder.warning(upgrade, PLAIN_HTTP, warning.get());
+        }
+        recorder.condition(upgrade, Conditions.CLOUDSTACK_TLS, false, PLAIN_HTTP, warning.get(), now);
     }
 
     Outcome advance(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
@@ -219,9 +244,13 @@ final class UpgradeJobStep {
         UpgradePod.State pod = UpgradePod.startedByJobStatus(job) ? new UpgradePod.Started()
                 : UpgradePod.of(jobs.pods(namespace, jobName), () -> jobs.failedCreate(namespace, jobName));
         if (!(pod instanceof UpgradePod.NotRunning notRunning)) {
+            if (node.getJobPodStartedAt() == null) {
+                node.setJobPodStartedAt(Timestamps.format(now));
+            }
             recorder.progressing(upgrade, "Upgrading", upgrading + ".", now);
             return new Continue(Step.onEvent());
         }
+        node.setJobPodNotStartedAt(Timestamps.format(now));
         Instant since = node.getStepStartedAt() == null ? now : Timestamps.parse(node.getStepStartedAt());
         if (notRunning.stuck() || !now.isBefore(since.plus(POD_START_GRACE))) {
             recorder.waiting(upgrade, UPGRADE_POD_NOT_RUNNING, "The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName()
@@ -247,10 +276,11 @@ final class UpgradeJobStep {
     private Outcome createJob(NodeUpgrade upgrade, UpgradeNodeStatus node, String namespace, String jobName, Instant now) {
         NodeUpgradeSpec spec = upgrade.getSpec();
         UpgradeExecutor executor = spec.getExecutor();
-        if (jobName.equals(node.getJobName()) && node.getStepStartedAt() != null && Duration.between(Timestamps.parse(node.getStepStartedAt()), now)
-                .getSeconds() > executor.getJobTimeoutSeconds() + UpgradeJob.TTL_SECONDS_AFTER_FINISHED) {
-            return new NodeFailed("The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName()
-                    + " is gone and its outcome unknown; check the node, then retry the NodeUpgrade.");
+        if (jobName.equals(node.getJobName())) {
+            Optional<Outcome> deleted = jobDeleted(upgrade, node, namespace, jobName, now);
+            if (deleted.isPresent()) {
+                return deleted.get();
+            }
         }
         if (executor.getType() == UpgradeExecutor.Type.CloudStackIso) {
             jobs.writeScript(namespace, CloudStackIsoExecutor.SCRIPT_CONFIGMAP, CloudStackIsoExecutor.SCRIPT_KEY, CloudStackIsoExecutor.script());
@@ -268,11 +298,41 @@ final class UpgradeJobStep {
         jobs.create(((Made) planned).job());
         KillPoint.NODEUPGRADE_JOB_CREATED.reached();
         node.setJobName(jobName);
+        node.setJobPodStartedAt(null);
+        node.setJobPodNotStartedAt(null);
         node.setStepStartedAt(Timestamps.format(now));
         recorder.event(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
                 + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
         recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
         return new Continue(Step.onEvent());
+    }
+
+    /**
+     * This run's Job of the node was made and is gone before the operator saw it end: deleted by a person or a
+     * tool, or removed by its TTL while the operator was down. It is made again only where the operator saw,
+     * shortly before, that no pod of it had started (and none of its pods, if still there, says otherwise): a
+     * pod that started may have run kubeadm, completely or half-way, and only a person can tell which. Empty
+     * when it is made again.
+     */
+    private Optional<Outcome> jobDeleted(NodeUpgrade upgrade, UpgradeNodeStatus node, String namespace, String jobName, Instant now) {
+        String job = "The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName();
+        Instant notStartedAt = Timestamps.parse(node.getJobPodNotStartedAt());
+        boolean noneStarted = node.getJobPodStartedAt() == null && notStartedAt != null && !now.isAfter(notStartedAt.plus(NOT_STARTED_SIGHTING))
+                && !(UpgradePod.of(jobs.pods(namespace, jobName), Optional::empty) instanceof UpgradePod.Started);
+        if (noneStarted) {
+            recorder.warning(upgrade, JOB_DELETED, job + " was deleted; no pod of it had started (seen at " + node.getJobPodNotStartedAt()
+                    + "), so kubeadm did not run: it is made again.");
+            return Optional.empty();
+        }
+        String seen = node.getJobPodStartedAt() != null ? "a pod of it started at " + node.getJobPodStartedAt()
+                : notStartedAt == null ? "the operator never saw whether a pod of it started"
+                : "the operator last saw it at " + node.getJobPodNotStartedAt() + " with no pod started, too long ago to know what it did since";
+        String error = job + " was deleted; kubeadm may have run (" + seen + "), completely or half-way, so it is not run again on its own. Check the node:"
+                + " its kubelet's version (kubectl get node " + node.getName() + "), `kubeadm version` and /etc/kubernetes on it, the Job's pod log if it"
+                + " is still there; repair what is half-done, then retry with: kubectl annotate nu " + upgrade.getMetadata().getName() + " "
+                + NodeAnnotations.RETRY + "=$(date +%s) --overwrite";
+        recorder.warning(upgrade, JOB_DELETED, error);
+        return Optional.of(new NodeFailed(error));
     }
 
     /** The node's upgrade Job as it is made, or why its script may not run. */
@@ -317,12 +377,26 @@ final class UpgradeJobStep {
                 .isPresent();
     }
 
-    /** The node's upgrade Job, if it still runs, orphaned so that deleting the NodeUpgrade does not delete it; its name. */
+    /**
+     * The node's upgrade Job, if it still runs, orphaned so that deleting the NodeUpgrade does not delete it; its name.
+     * Only a Job made by an earlier operator carries an owner reference; for the others the patch changes nothing.
+     */
     Optional<String> orphanRunningJob(NodeUpgrade upgrade, UpgradeNodeStatus node) {
         String name = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
         Optional<Job> job = jobs.find(settings.namespace(), name).filter(found -> UpgradeJob.outcome(found) instanceof UpgradeJob.Running);
         job.ifPresent(running -> jobs.orphan(settings.namespace(), name));
         return job.map(running -> settings.namespace() + "/" + name);
+    }
+
+    /**
+     * The finished upgrade Jobs of a deleted NodeUpgrade, deleted: they carry no owner reference for the garbage
+     * collector to follow ({@link UpgradeJob#build}). A running one is left to end (its TTL removes it).
+     */
+    void deleteFinishedJobs(NodeUpgrade upgrade) {
+        String name = upgrade.getMetadata().getName();
+        upgrade.getStatus().getNodes().stream().flatMap(node -> jobs.onNode(settings.namespace(), node.getName()).stream())
+                .filter(job -> UpgradeJob.nodeUpgradeOf(job).filter(name::equals).isPresent() && !(UpgradeJob.outcome(job) instanceof UpgradeJob.Running))
+                .forEach(job -> jobs.delete(settings.namespace(), job.getMetadata().getName()));
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.Optional;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -30,9 +31,13 @@ interface UpgradeJobs {
 
     /**
      * Takes the Job's owner reference away, so that deleting its NodeUpgrade does not make the garbage
-     * collector delete it (and kill kubeadm half-way); a Job that is gone is left so.
+     * collector delete it (and kill kubeadm half-way); a Job that is gone is left so. Only Jobs made by an
+     * operator before this one carry an owner reference (see {@link UpgradeJob#build}).
      */
     void orphan(String namespace, String name);
+
+    /** Deletes a finished Job and its pods; one that is gone is left so. */
+    void delete(String namespace, String name);
 
     /**
      * Why the API server would refuse this Job or its pod (a server-side dry run of both: admission,
@@ -101,6 +106,11 @@ interface UpgradeJobs {
                     throw e;
                 }
             }
+        }
+
+        @Override
+        public void delete(String namespace, String name) {
+            client.batch().v1().jobs().inNamespace(namespace).withName(name).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
         }
 
         @Override

@@ -35,6 +35,10 @@ public class UpgradeNodeStatus extends NodeProgress {
     private String version;
     /** Name of the upgrade Job, so a restarted operator finds it instead of creating another. */
     private String jobName;
+    /** When the operator first saw a pod of the upgrade Job started: kubeadm may have run since, so the Job is never made again. */
+    private String jobPodStartedAt;
+    /** When the operator last saw that no pod of the upgrade Job had started: a Job deleted soon after may be made again. */
+    private String jobPodNotStartedAt;
     /** The ISO the node's VM gets (CloudStackIso). */
     private String isoId;
     private IsoState isoState;
@@ -61,6 +65,10 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setVersion(String version) { this.version = version; }
     public String getJobName() { return jobName; }
     public void setJobName(String jobName) { this.jobName = jobName; }
+    public String getJobPodStartedAt() { return jobPodStartedAt; }
+    public void setJobPodStartedAt(String jobPodStartedAt) { this.jobPodStartedAt = jobPodStartedAt; }
+    public String getJobPodNotStartedAt() { return jobPodNotStartedAt; }
+    public void setJobPodNotStartedAt(String jobPodNotStartedAt) { this.jobPodNotStartedAt = jobPodNotStartedAt; }
     public String getIsoId() { return isoId; }
     public void setIsoId(String isoId) { this.isoId = isoId; }
     public IsoState getIsoState() { return isoState; }

@@ -69,7 +69,12 @@ final class UpgradeRollout {
         Set<String> unavailable = new LinkedHashSet<>();
         active.forEach(n -> unavailable.add(n.getName()));
         for (UpgradeNodeStatus worker : workers) {
-            if (isUnavailable(byName.get(worker.getName()), owner) && !keptCordonedAsFound(worker, byName.get(worker.getName()))) {
+            Node node = byName.get(worker.getName());
+            if (worker.getPhase() == Phase.Skipped && node == null) {
+                // Skipped because its Node was deleted: capacity the cluster no longer has, not capacity out of service.
+                continue;
+            }
+            if (isUnavailable(node, owner) && !keptCordonedAsFound(worker, node)) {
                 unavailable.add(worker.getName());
             }
         }

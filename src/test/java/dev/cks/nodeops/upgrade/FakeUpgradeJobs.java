@@ -70,6 +70,11 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     }
 
     @Override
+    public void delete(String namespace, String name) {
+        jobs.remove(name);
+    }
+
+    @Override
     public String logTail(String namespace, String jobName) {
         return log;
     }

@@ -379,6 +379,99 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         }
     }
 
+    /**
+     * Shape: one KWOK worker, Script executor, its upgrade Job's pod running (KWOK keeps it so). Actor: a person
+     * running kubectl delete job after the pod started. Before, the operator made a second Job of the same name
+     * and reported the node upgraded.
+     */
+    @Test
+    void aJobDeletedAfterItsPodStartedIsNotMadeAgainAndTheNodeFails() {
+        String w1 = bed.worker(FROM);
+        try (PodsKeptRunning running = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-job-deleted", script(), spec -> { });
+            String jobName = jobOnceItsPodRuns("nu-job-deleted", w1);
+
+            bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).delete();
+            NodeUpgrade failed = bed.await("nu-job-deleted", Duration.ofSeconds(60), phase(NodeUpgradeStatus.Phase.Failed));
+
+            assertThat(kubelets.jobsOn(List.of(w1))).as("exactly one Job ever made for the node").extracting(SeenJob::name).containsExactly(jobName);
+            assertThat(nodeStatus(failed, w1).getError()).contains("was deleted; kubeadm may have run").contains(NodeAnnotations.RETRY);
+            assertThat(bed.events("nu-job-deleted")).anySatisfy(e -> {
+                assertThat(e.getReason()).isEqualTo(UpgradeJobStep.JOB_DELETED);
+                assertThat(e.getType()).isEqualTo("Warning");
+            });
+        }
+    }
+
+    /**
+     * Shape: one KWOK worker, Script executor, no pod of its upgrade Job admitted. Actor: a person running
+     * kubectl delete job. The operator had seen that no pod started: it makes the Job again and says so.
+     */
+    @Test
+    void aJobDeletedBeforeAnyPodOfItWasAdmittedIsMadeAgainAndTheEventSaysSo() {
+        String w1 = bed.worker(FROM);
+        String jobName;
+        try (PodsHeldOffNode held = new PodsHeldOffNode(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create("nu-job-deleted-early", script(), spec -> { });
+            // The operator has looked at the Job and seen no pod of it started.
+            jobName = nodeStatus(bed.await("nu-job-deleted-early", Duration.ofSeconds(90), u -> Conditions.find(u.getStatus().getConditions(),
+                    Conditions.WAITING).filter(c -> UpgradeJobStep.UPGRADE_POD_NOT_RUNNING.equals(c.getReason())).isPresent()), w1).getJobName();
+
+            bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).delete();
+            Awaitility.await("the Job's deletion reported").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(bed.events("nu-job-deleted-early"))
+                    .anySatisfy(e -> {
+                        assertThat(e.getReason()).isEqualTo(UpgradeJobStep.JOB_DELETED);
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getMessage()).contains(jobName).contains("no pod of it had started");
+                    }));
+        }
+        NodeUpgrade done = bed.await("nu-job-deleted-early", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+        assertThat(kubelets.jobsOn(List.of(w1))).as("made again under its name").extracting(SeenJob::name).containsExactly(jobName, jobName);
+        assertThat(nodeStatus(done, w1).getPhase()).isEqualTo(Phase.Succeeded);
+    }
+
+    /**
+     * Shape: one KWOK worker, Script executor, its upgrade Job's pod running. Actor: a GitOps tool pruning the
+     * NodeUpgrade (--cascade=foreground, Argo CD's default), a person deleting it (background) or orphaning.
+     * Before, a foreground delete had the garbage collector delete the Job, killing kubeadm.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(io.fabric8.kubernetes.api.model.DeletionPropagation.class)
+    void deletingTheUpgradeInAnyCascadeLeavesItsRunningJobRunning(io.fabric8.kubernetes.api.model.DeletionPropagation cascade) {
+        String w1 = bed.worker(FROM);
+        String name = "nu-prune-" + cascade.name().toLowerCase();
+        try (PodsKeptRunning running = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
+            bed.create(name, script(), spec -> { });
+            String jobName = jobOnceItsPodRuns(name, w1);
+            var jobs = bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE);
+            String uid = jobs.withName(jobName).get().getMetadata().getUid();
+
+            bed.client.resources(NodeUpgrade.class).withName(name).withPropagationPolicy(cascade).delete();
+            Awaitility.await("NodeUpgrade deleted").atMost(Duration.ofSeconds(60)).until(() -> bed.get(name) == null);
+            Awaitility.await().pollDelay(Duration.ofSeconds(30)).atMost(Duration.ofSeconds(31)).until(() -> true);
+
+            io.fabric8.kubernetes.api.model.batch.v1.Job job = jobs.withName(jobName).get();
+            assertThat(job).as("the running Job is left to finish").isNotNull();
+            assertThat(job.getMetadata().getUid()).as("the same Job").isEqualTo(uid);
+            assertThat(UpgradeJob.outcome(job)).isInstanceOf(UpgradeJob.Running.class);
+            assertThat(bed.node(w1).getSpec().getUnschedulable()).as("kubeadm may be restarting its kubelet: stays cordoned").isTrue();
+            assertThat(bed.events(name)).anySatisfy(e -> assertThat(e.getReason()).isEqualTo("LeftCordoned"));
+            jobs.withName(jobName).delete();
+        }
+    }
+
+    /** The node's Job, once its pod runs and the operator has seen it run. */
+    private String jobOnceItsPodRuns(String upgrade, String node) {
+        String jobName = nodeStatus(bed.await(upgrade, Duration.ofSeconds(60), u -> !u.getStatus().getNodes().isEmpty()
+                && nodeStatus(u, node).getJobName() != null), node).getJobName();
+        Awaitility.await("the Job's pod running").atMost(Duration.ofSeconds(30)).until(() -> {
+            var job = bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).get();
+            return job != null && job.getStatus() != null && job.getStatus().getReady() != null && job.getStatus().getReady() > 0;
+        });
+        bed.await(upgrade, Duration.ofSeconds(30), u -> ("Upgrading node " + node + " (Node, Job " + jobName + ").").equals(u.getStatus().getMessage()));
+        return jobName;
+    }
+
     @Test
     void anOperatorKilledWhileANodeIsUpgradingFinishesItWithoutASecondJob() {
         String w1 = bed.worker(FROM);

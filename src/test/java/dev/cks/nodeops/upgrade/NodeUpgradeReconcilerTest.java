@@ -996,4 +996,147 @@ class NodeUpgradeReconcilerTest {
                 .filter(s -> node.equals(s.labels().get("node"))).mapToDouble(dev.cks.nodeops.monitoring.StatusSeries.Sample::value).sum();
     }
 
+    /**
+     * Shape: one worker upgraded (Script). Actor: a person running kubectl delete job after the Job's pod started.
+     * Before, the operator made a second Job under the same name and reported the node upgraded.
+     */
+    @Test
+    void aJobDeletedAfterItsPodStartedFailsTheNodeAndIsNotMadeAgain() {
+        jobsFinish = false;
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+        reconcileUntil("the worker's Job", s -> jobs.hasJob(W1));
+        reconciler.reconcile(upgrade, null); // the Job's event: its pod is ready
+        String jobName = jobs.jobOf(W1).getMetadata().getName();
+
+        jobs.jobs.clear();
+        jobsFinish = true;
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(jobs.created).as("never made a second time").containsExactly(jobName);
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(W1).getError()).contains("The upgrade Job " + settings.namespace() + "/" + jobName + " of node " + W1
+                + " was deleted; kubeadm may have run").contains(NodeAnnotations.RETRY);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(UpgradeJobStep.JOB_DELETED)).singleElement()
+                .satisfies(e -> assertThat(e.type()).isEqualTo("Warning"));
+    }
+
+    /**
+     * Shape: one worker upgraded (Script), its Job's pod never admitted. Actor: a person running kubectl delete job.
+     * The operator had seen that no pod of it started: the Job is made again, and the event says why.
+     */
+    @Test
+    void aJobDeletedBeforeAnyPodOfItStartedIsMadeAgainAndTheEventSaysSo() {
+        jobs.podsRun = false;
+        jobsFinish = false;
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+        reconcileUntil("the worker's Job", s -> jobs.hasJob(W1));
+        reconciler.reconcile(upgrade, null); // the Job's event: no pod yet
+        String jobName = jobs.jobOf(W1).getMetadata().getName();
+
+        jobs.jobs.clear();
+        reconciler.reconcile(upgrade, null); // the Job's delete event
+
+        assertThat(jobs.created).containsExactly(jobName, jobName);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(UpgradeJobStep.JOB_DELETED)).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).contains(jobName).contains("was deleted").contains("no pod of it had started").contains("made again");
+        });
+        jobsFinish = true;
+        assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+    }
+
+    /**
+     * Shape: one worker upgraded (Script). Actor: the Job's TTL (or a person) while the operator was down: what the
+     * operator last saw (no pod started) is too old to say that none started since. Before, the Job was made
+     * again (a short outage) or the node failed as "gone and its outcome unknown" (past the TTL).
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(longs = {600, 90_000})
+    void aJobGoneWhileTheOperatorWasDownFailsTheNode(long downSeconds) {
+        jobs.podsRun = false;
+        jobsFinish = false;
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+        reconcileUntil("the worker's Job", s -> jobs.hasJob(W1));
+        reconciler.reconcile(upgrade, null);
+        String jobName = jobs.jobOf(W1).getMetadata().getName();
+
+        clock.advance(java.time.Duration.ofSeconds(downSeconds));
+        jobs.jobs.clear();
+        restartOperator();
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(jobs.created).containsExactly(jobName);
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(node(W1).getError()).contains("was deleted; kubeadm may have run");
+        assertThat(nodes.isCordoned(W1)).as("given back like any failed node").isFalse();
+    }
+
+    /** Shape: any cluster. Actor: a person whose selector matches no node. Before, a plain Succeeded said nothing was wrong. */
+    @Test
+    void aSelectorMatchingNoNodeSucceedsAsNothingSelectedWithAWarning() {
+        create(UpgradeExecutor.Type.Script, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", "prod-node-typo")));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(condition(Conditions.SUCCEEDED).getReason()).isEqualTo("NothingSelected");
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("NothingSelected")).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).contains("kubernetes.io/hostname=prod-node-typo");
+        });
+    }
+
+    /**
+     * Shape: three nodes. Actor: a person (or cluster-autoscaler) deleting a planned worker's Node mid-rollout.
+     * Before, the NodeUpgrade failed at that node.
+     */
+    @Test
+    void aPlannedNodeDeletedMidRolloutIsReportedAndSkipped() {
+        create(UpgradeExecutor.Type.Script, spec -> { });
+        reconcileUntil("the control plane's Job", s -> jobs.hasJob(CONTROL));
+        nodes.delete(W2);
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(W2).getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(node(W2).getSkipReason()).contains("Node object was deleted");
+        assertThat(condition(Conditions.SUCCEEDED).getMessage()).contains(W2 + " (");
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(NodeUpgradePipeline.NODE_SKIPPED) && e.message().contains(W2))
+                .singleElement().satisfies(e -> assertThat(e.type()).isEqualTo("Warning"));
+        assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL, W1);
+    }
+
+    /** Shape: one CKS cluster, CloudStackIso. Actor: whoever wrote http:// into cloudstack-secret's api-url. Before, accepted silently. */
+    @Test
+    void aPlainHttpCloudStackUrlGivesAWarningConditionAndOneEvent() {
+        assertThat(simulator.apiUrl()).startsWith("http://");
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as("plain http is warned about, not refused").isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(condition(Conditions.CLOUDSTACK_TLS).getStatus()).isEqualTo("False");
+        assertThat(condition(Conditions.CLOUDSTACK_TLS).getReason()).isEqualTo("PlainHttp");
+        assertThat(condition(Conditions.CLOUDSTACK_TLS).getMessage()).contains(simulator.apiUrl()).contains("https");
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("PlainHttp")).singleElement()
+                .satisfies(e -> assertThat(e.type()).isEqualTo("Warning"));
+    }
+
+    /**
+     * Shape: any cluster. Actor: a person or GitOps tool deleting a finished NodeUpgrade. Its Jobs carry no owner
+     * reference (the garbage collector would kill a running one in a foreground delete): the finalizer deletes
+     * the finished ones itself.
+     */
+    @Test
+    void deletingAFinishedUpgradeDeletesItsFinishedJobs() {
+        create(UpgradeExecutor.Type.Script, workerOnly(W1));
+        reconcileToEnd();
+        assertThat(jobs.hasJob(W1)).isTrue();
+
+        reconciler.cleanup(upgrade, null);
+
+        assertThat(jobs.hasJob(W1)).isFalse();
+    }
+
 }

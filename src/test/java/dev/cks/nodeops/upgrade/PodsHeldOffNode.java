@@ -22,27 +22,8 @@ final class PodsHeldOffNode implements AutoCloseable {
     PodsHeldOffNode(KubernetesClient client, String node, String probeNamespace) {
         this.client = client;
         this.policy = "nu-it-hold-" + node;
-        client.resource("""
-                apiVersion: admissionregistration.k8s.io/v1
-                kind: ValidatingAdmissionPolicy
-                metadata: {name: %1$s}
-                spec:
-                  failurePolicy: Fail
-                  matchConstraints:
-                    resourceRules:
-                    - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
-                  validations:
-                  - expression: "request.dryRun || !has(object.spec.nodeName) || object.spec.nodeName != '%2$s'"
-                    message: "the test holds pods off node %2$s"
-                """.formatted(policy, node)).serverSideApply();
-        client.resource("""
-                apiVersion: admissionregistration.k8s.io/v1
-                kind: ValidatingAdmissionPolicyBinding
-                metadata: {name: %1$s}
-                spec:
-                  policyName: %1$s
-                  validationActions: [Deny]
-                """.formatted(policy)).serverSideApply();
+        deny(client, policy, "CREATE", "pods", "request.dryRun || !has(object.spec.nodeName) || object.spec.nodeName != '" + node + "'",
+                "the test holds pods off node " + node);
         // The policy takes effect once the API server has compiled it: probe with a real pod (dry runs pass).
         Awaitility.await("admission policy " + policy + " in force").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                 .until(() -> {
@@ -61,6 +42,35 @@ final class PodsHeldOffNode implements AutoCloseable {
 
     @Override
     public void close() {
+        remove(client, policy);
+    }
+
+    /** A ValidatingAdmissionPolicy and its binding that deny {@code operation} on {@code resource} where {@code expression} is false. */
+    static void deny(KubernetesClient client, String policy, String operation, String resource, String expression, String message) {
+        client.resource("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: %1$s}
+                spec:
+                  failurePolicy: Fail
+                  matchConstraints:
+                    resourceRules:
+                    - {apiGroups: [""], apiVersions: ["v1"], operations: ["%2$s"], resources: ["%3$s"]}
+                  validations:
+                  - expression: "%4$s"
+                    message: "%5$s"
+                """.formatted(policy, operation, resource, expression, message)).serverSideApply();
+        client.resource("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: %1$s}
+                spec:
+                  policyName: %1$s
+                  validationActions: [Deny]
+                """.formatted(policy)).serverSideApply();
+    }
+
+    static void remove(KubernetesClient client, String policy) {
         client.resource("""
                 apiVersion: admissionregistration.k8s.io/v1
                 kind: ValidatingAdmissionPolicyBinding

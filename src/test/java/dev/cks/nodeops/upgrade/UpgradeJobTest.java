@@ -56,10 +56,30 @@ class UpgradeJobTest {
                 .containsEntry(UpgradeJob.LABEL_NODE, "prod-node-18c2f3a9b1");
         assertThat(job.getSpec().getTemplate().getMetadata().getLabels()).containsEntry(UpgradeJob.LABEL_NODE, "prod-node-18c2f3a9b1");
         assertThat(job.getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_ACTION, "Node");
-        assertThat(job.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> {
-            assertThat(o.getKind()).isEqualTo("NodeUpgrade");
-            assertThat(o.getUid()).isEqualTo("uid-1");
-        });
+        assertThat(job.getMetadata().getAnnotations()).containsEntry(UpgradeJob.ANNOTATION_NODEUPGRADE, "to-1-33");
+    }
+
+    /**
+     * Shape: any cluster. Actor: a GitOps tool pruning the NodeUpgrade with --cascade=foreground. The garbage
+     * collector deletes every dependent of an owner deleted in the foreground, blocking or not: the Job carries
+     * no owner reference, so no way of deleting its NodeUpgrade deletes it.
+     */
+    @Test
+    void theJobHasNoOwnerReferenceSoNoDeletionOfItsNodeUpgradeReachesIt() {
+        Job job = UpgradeJob.build(request(null));
+
+        assertThat(job.getMetadata().getOwnerReferences()).isNullOrEmpty();
+        assertThat(UpgradeJob.nodeUpgradeOf(job)).as("what wakes its NodeUpgrade").contains("to-1-33");
+    }
+
+    @Test
+    void aJobMadeByAnEarlierOperatorIsTracedToItsNodeUpgradeByItsOwnerReference() {
+        Job job = UpgradeJob.build(request(null));
+        job.getMetadata().getAnnotations().remove(UpgradeJob.ANNOTATION_NODEUPGRADE);
+        job.getMetadata().setOwnerReferences(java.util.List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+                .withApiVersion("nodeops.cks.dev/v1alpha1").withKind("NodeUpgrade").withName("to-1-32").withUid("uid-0").build()));
+
+        assertThat(UpgradeJob.nodeUpgradeOf(job)).contains("to-1-32");
     }
 
     @Test
