@@ -12,6 +12,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import io.quarkiverse.operatorsdk.annotations.RBACRule;
 import io.quarkiverse.operatorsdk.annotations.RBACVerbs;
 
@@ -20,6 +21,10 @@ import io.quarkiverse.operatorsdk.annotations.RBACVerbs;
  * ours waits between runs and a restart simply resumes with the next reconcile.
  */
 @ControllerConfiguration(name = "vmmapaudit")
+// A run whose status cannot be written (the API server away) is tried again until it lands: JOSDK's default
+// retry gives up after 5 attempts, about 25 s, and then nothing but the 10-hour maximum reconciliation interval
+// would wake the audit. At most 30 s between attempts, so the audit catches up within a minute of the return.
+@GradualRetry(maxAttempts = -1, initialInterval = 2000, maxInterval = 30000)
 @RBACRule(apiGroups = "", resources = "nodes", verbs = { RBACVerbs.GET, RBACVerbs.LIST, RBACVerbs.WATCH })
 @RBACRule(apiGroups = "", resources = "events", verbs = { RBACVerbs.CREATE })
 public class VMMapAuditReconciler implements Reconciler<VMMapAudit> {

@@ -244,6 +244,47 @@ class VMMapAuditIT {
         assertThat(recovered.getFindings()).extracting(VmMapFinding::getKey).contains("node:" + stray);
     }
 
+    /**
+     * Shape: the bed's cluster, admin-like keys. Other actor: whoever manages the operator's RBAC (a chart
+     * upgrade that replaces the ClusterRole, an admin tightening it) takes the right to write the audit's status
+     * away for 40 s while a run is due. The API server refuses the write at once (HTTP 403, which the client
+     * does not retry), so JOSDK's default retry gave up after 5 attempts (about 16 s) and the audit fell silent
+     * until the 10-hour maximum reconciliation interval. The run is retried until it lands: within a minute of
+     * the right coming back.
+     */
+    @Test
+    void aRunWhoseStatusWriteIsRefusedForAWhileLandsWithinAMinuteOfTheRightComingBack() throws IOException, InterruptedException {
+        addNode(bed.addControlPlane(CLUSTER));
+        addNode(bed.addWorker(CLUSTER));
+        cloudStack = CloudStackFixture.forNodes(bed, CLUSTER, "CloudManaged", client.nodes().list().getItems());
+        String namespace = "cks-refuse-it";
+        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+                .serverSideApply();
+        operatorProperties = new LinkedHashMap<>(cloudStack.operatorProperties());
+        operatorProperties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
+        operatorProperties.put("cks.namespace", namespace);
+        String release = "refuse";
+        operator = OperatorProcess.start(bed, bed.operatorKubeconfig(operatorProperties, release), "vmmapaudit-refuse", operatorProperties);
+        createAudit();
+        awaitAudit("the first run finds the cluster in sync", status -> Conditions.isTrue(status.getConditions(), Conditions.IN_SYNC));
+
+        client.rbac().clusterRoles().withName(release + "-cks-node-operator").edit(role -> {
+            role.getRules().forEach(rule -> rule.getResources().remove("vmmapaudits/status"));
+            return role;
+        });
+        long refusedRun = changeSpec();
+        Thread.sleep(Duration.ofSeconds(40).toMillis());
+        assertThat(status().getObservedGeneration()).as("the run's status was refused meanwhile").isLessThan(refusedRun);
+
+        bed.operatorKubeconfig(operatorProperties, release);
+        Instant allowed = Instant.now();
+        Awaitility.await("the run's status lands within a minute of the right coming back").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofSeconds(1)).until(() -> status().getObservedGeneration() >= refusedRun);
+        System.out.printf("REFUSED status writes for 40 s: the audit's run landed %d s after the right came back%n",
+                Duration.between(allowed, Instant.now()).toSeconds());
+        assertThat(Conditions.isTrue(status().getConditions(), Conditions.IN_SYNC)).isTrue();
+    }
+
     private Node addNode(Node node) {
         nodesOfThisTest.add(node.getMetadata().getName());
         return node;
