@@ -12,6 +12,13 @@ public final class NodeAnnotations {
      * and says so; a ScaleDown never picks it and refuses to remove it by name. "false" is the same as absent.
      */
     public static final String EXCLUDE = PREFIX + "exclude";
+    /**
+     * cluster-autoscaler leaves a node with this annotation "true" out of its scale-down (CKS autoscaling runs
+     * it). Set while an operation holds the node's lock, unless the node had it already.
+     */
+    public static final String AUTOSCALER_SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled";
+    /** Set with {@link #AUTOSCALER_SCALE_DOWN_DISABLED} when we set that: the lock's owner, which removes both on release. */
+    public static final String SCALE_DOWN_DISABLED_BY = PREFIX + "scale-down-disabled-by";
     /** On a NodeUpgrade: change its value to retry a failed upgrade. */
     public static final String RETRY = PREFIX + "retry";
 

@@ -18,6 +18,11 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * for the same node cannot both win (the second gets a 409 and sees the first's name). A lock whose
  * owner is gone (deleted without its finalizer running, or re-created) is reclaimed, and with it a
  * cordon that owner left, so no node stays locked or cordoned by nobody.
+ * <p>
+ * While locked, a node is also out of cluster-autoscaler's reach (CKS autoscaling): the lock sets its
+ * scale-down-disabled annotation in the same patch, with a record that it was us, and the release removes both,
+ * so the autoscaler cannot delete a node halfway through its drain or upgrade. A node that had the annotation
+ * before keeps it as it was.
  */
 public final class NodeLock {
     public sealed interface Outcome {
@@ -48,8 +53,7 @@ public final class NodeLock {
     }
 
     public static Optional<String> holder(Node node) {
-        Map<String, String> annotations = node.getMetadata().getAnnotations();
-        return Optional.ofNullable(annotations == null ? null : annotations.get(NodeAnnotations.LOCK));
+        return Optional.ofNullable(annotation(node, NodeAnnotations.LOCK));
     }
 
     /** The owner for people: `<Kind>/<name>`, without the uid. */
@@ -76,13 +80,33 @@ public final class NodeLock {
     }
 
     /**
-     * The merge patch that takes the lock for the owner; reclaiming, the cordon the gone owner left is
-     * taken over too, so this owner uncordons the node when it gives it back.
+     * The merge patch that takes the lock for the owner; reclaiming, the cordon and the autoscaler protection the
+     * gone owner left are taken over too, so this owner gives them back when it releases the node.
      */
     public static String lockPatch(Node node, String owner, Optional<String> reclaimedFrom) {
         boolean takesCordon = reclaimedFrom.isPresent() && reclaimedFrom.get().equals(Cordon.cordonedBy(node));
+        String protectedBy = annotation(node, NodeAnnotations.SCALE_DOWN_DISABLED_BY);
+        boolean protects = annotation(node, NodeAnnotations.AUTOSCALER_SCALE_DOWN_DISABLED) == null
+                || reclaimedFrom.isPresent() && reclaimedFrom.get().equals(protectedBy);
         return "{\"metadata\":{\"resourceVersion\":\"" + node.getMetadata().getResourceVersion() + "\",\"annotations\":{\"" + NodeAnnotations.LOCK
-                + "\":\"" + owner + "\"" + (takesCordon ? ",\"" + NodeAnnotations.CORDONED_BY + "\":\"" + owner + "\"" : "") + "}}}";
+                + "\":\"" + owner + "\"" + (takesCordon ? ",\"" + NodeAnnotations.CORDONED_BY + "\":\"" + owner + "\"" : "")
+                + (protects ? ",\"" + NodeAnnotations.AUTOSCALER_SCALE_DOWN_DISABLED + "\":\"true\",\"" + NodeAnnotations.SCALE_DOWN_DISABLED_BY
+                        + "\":\"" + owner + "\"" : "")
+                + "}}}";
+    }
+
+    /** The merge patch that gives the lock back, and the autoscaler protection if this owner set it. */
+    public static String releasePatch(Node node, String owner) {
+        boolean protectedByUs = names(annotation(node, NodeAnnotations.SCALE_DOWN_DISABLED_BY), owner);
+        return "{\"metadata\":{\"resourceVersion\":\"" + node.getMetadata().getResourceVersion() + "\",\"annotations\":{\"" + NodeAnnotations.LOCK
+                + "\":null" + (protectedByUs ? ",\"" + NodeAnnotations.AUTOSCALER_SCALE_DOWN_DISABLED + "\":null,\"" + NodeAnnotations.SCALE_DOWN_DISABLED_BY
+                        + "\":null" : "")
+                + "}}}";
+    }
+
+    private static String annotation(Node node, String key) {
+        Map<String, String> annotations = node.getMetadata().getAnnotations();
+        return annotations == null ? null : annotations.get(key);
     }
 
     /**
@@ -123,10 +147,8 @@ public final class NodeLock {
             if (node == null || !holder(node).map(holder -> names(holder, owner)).orElse(false)) {
                 return;
             }
-            String patch = "{\"metadata\":{\"resourceVersion\":\"" + node.getMetadata().getResourceVersion()
-                    + "\",\"annotations\":{\"" + NodeAnnotations.LOCK + "\":null}}}";
             try {
-                client.nodes().withName(nodeName).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+                client.nodes().withName(nodeName).patch(PatchContext.of(PatchType.JSON_MERGE), releasePatch(node, owner));
                 return;
             } catch (KubernetesClientException e) {
                 if (e.getCode() == 404) {

@@ -40,8 +40,11 @@ final class CloudStackRecord {
         if (stale.isEmpty()) {
             return Optional.empty();
         }
+        // With autoscaling on, scale-ups need no person: say that they too join at the recorded version.
+        String autoscaling = cluster.isAutoscalingEnabled() ? " CKS autoscaling is on for " + cluster.name() + " (" + cluster.minSize() + " to "
+                + cluster.maxSize() + " workers): every node it adds joins at the recorded version, not " + target + ", until then." : "";
         return Optional.of("CloudStack still records " + String.join(", ", stale) + ", not " + target + ": its next scale-up or upgrade "
                 + "works from that record. Run upgradeKubernetesCluster to " + target + " before scaling up (docs/upgrade.md, "
-                + "\"CloudStack's record\"); VMMapAudit reports each stale node as VersionRecordStale.");
+                + "\"CloudStack's record\"); VMMapAudit reports each stale node as VersionRecordStale." + autoscaling);
     }
 }

@@ -146,8 +146,7 @@ public final class FakeNodeWork implements NodeWork {
         NodeLock.Outcome outcome = NodeLock.decide(current, owner, this::ownerGone);
         if (outcome instanceof NodeLock.Acquired || outcome instanceof NodeLock.Reclaimed) {
             Optional<String> from = outcome instanceof NodeLock.Reclaimed reclaimed ? Optional.of(reclaimed.from()) : Optional.empty();
-            current.getMetadata().getAnnotations().putAll(Serialization.unmarshal(NodeLock.lockPatch(current, owner, from), Node.class)
-                    .getMetadata().getAnnotations());
+            applyAnnotations(current, NodeLock.lockPatch(current, owner, from));
         }
         return outcome;
     }
@@ -212,9 +211,20 @@ public final class FakeNodeWork implements NodeWork {
             current.getMetadata().getAnnotations().remove(NodeAnnotations.CORDONED_BY);
         }
         if (NodeLock.holder(current).map(holder -> NodeLock.names(holder, owner)).orElse(false)) {
-            current.getMetadata().getAnnotations().remove(NodeAnnotations.LOCK);
+            applyAnnotations(current, NodeLock.releasePatch(current, owner));
         }
         return uncordoned;
+    }
+
+    /** The annotations of a merge patch as the API server applies them: null removes. */
+    private static void applyAnnotations(Node node, String mergePatch) {
+        Serialization.unmarshal(mergePatch, Node.class).getMetadata().getAnnotations().forEach((key, value) -> {
+            if (value == null) {
+                node.getMetadata().getAnnotations().remove(key);
+            } else {
+                node.getMetadata().getAnnotations().put(key, value);
+            }
+        });
     }
 
     @Override

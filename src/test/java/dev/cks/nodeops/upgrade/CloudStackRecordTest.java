@@ -35,12 +35,27 @@ class CloudStackRecordTest {
         assertThat(CloudStackRecord.staleness(cluster("v134", null, null), VERSIONS, List.of("c-control-1"), "1.35.9")).isPresent();
     }
 
+    /** Shape: a CKS cluster with autoscaling on; actor: cluster-autoscaler, whose scale-ups need no person. */
+    @Test
+    void withAutoscalingOnItSaysThatTheAutoscalersNodesJoinAtTheRecordedVersion() throws Exception {
+        KubernetesCluster autoscaled = cluster("v134", "1.34.2", "1.34.2", "\"autoscalingenabled\": true, \"minsize\": 1, \"maxsize\": 5, ");
+
+        assertThat(CloudStackRecord.staleness(autoscaled, VERSIONS, List.of("c-node-1"), "1.35.9")).hasValueSatisfying(message ->
+                assertThat(message).endsWith("CKS autoscaling is on for c (1 to 5 workers): every node it adds joins at the recorded version, not 1.35.9, until then."));
+        assertThat(CloudStackRecord.staleness(cluster("v134", "1.34.2", "1.34.2"), VERSIONS, List.of("c-node-1"), "1.35.9").orElseThrow())
+                .doesNotContain("autoscaling");
+    }
+
     private static KubernetesCluster cluster(String versionId, String controlRecord, String workerRecord) throws Exception {
+        return cluster(versionId, controlRecord, workerRecord, "");
+    }
+
+    private static KubernetesCluster cluster(String versionId, String controlRecord, String workerRecord, String moreFields) throws Exception {
         return JSON.readValue("""
-                {"id": "k1", "name": "c", "kubernetesversionid": "%s", "virtualmachines": [
+                {"id": "k1", "name": "c", %s"kubernetesversionid": "%s", "virtualmachines": [
                   {"id": "vm1", "name": "c-control-1"%s},
                   {"id": "vm2", "name": "c-node-1"%s}]}
-                """.formatted(versionId, recorded(controlRecord), recorded(workerRecord)), KubernetesCluster.class);
+                """.formatted(moreFields, versionId, recorded(controlRecord), recorded(workerRecord)), KubernetesCluster.class);
     }
 
     private static String recorded(String version) {
