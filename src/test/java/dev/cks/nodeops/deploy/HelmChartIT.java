@@ -87,7 +87,8 @@ class HelmChartIT {
                 List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
                 List.of("patch", "vmmapaudits.nodeops.cks.dev", "--subresource=status"),
                 List.of("create", "events", "-n", "default"),
-                List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("patch", "jobs.batch", "-n", NAMESPACE), List.of("create", "pods", "-n", NAMESPACE),
+                List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("patch", "jobs.batch", "-n", NAMESPACE), List.of("delete", "jobs.batch", "-n", NAMESPACE),
+                List.of("create", "pods", "-n", NAMESPACE),
                 List.of("get", "pods", "--subresource=log", "-n", NAMESPACE),
                 List.of("get", "configmaps", "-n", NAMESPACE),
                 List.of("patch", "leases.coordination.k8s.io", "-n", NAMESPACE), List.of("update", "leases.coordination.k8s.io", "-n", NAMESPACE),
@@ -111,7 +112,7 @@ class HelmChartIT {
                 List.of("create", "events", "-n", "shop"),
                 List.of("create", "clusterrolebindings.rbac.authorization.k8s.io"),
                 // Grants the operator does not use (LeastPrivilegeIT proves which it does):
-                List.of("delete", "jobs.batch", "-n", NAMESPACE), List.of("update", "nodeupgrades.nodeops.cks.dev"),
+                List.of("delete", "jobs.batch", "-n", "default"), List.of("update", "nodeupgrades.nodeops.cks.dev"),
                 List.of("watch", "secrets/" + SECRET, "-n", "kube-system"), List.of("list", "configmaps", "-n", NAMESPACE),
                 List.of("patch", "events", "-n", "default"));
     }
