@@ -45,3 +45,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- join "," $digests -}}
 {{- end -}}
+
+{{/* The names of the imagePullSecrets ({name: ...} each), comma-separated: the upgrade Jobs pull with them too. */}}
+{{- define "cks.pullSecretNames" -}}
+{{- $names := list -}}
+{{- range . -}}
+{{- $names = append $names .name -}}
+{{- end -}}
+{{- join "," $names -}}
+{{- end -}}

@@ -105,6 +105,17 @@ public interface OperatorSettings {
         @WithDefault(DEFAULT_JOB_IMAGE)
         String jobImage();
 
+        /** Secrets (in the operator's namespace) for pulling {@link #jobImage()} from a private registry or mirror. */
+        Optional<java.util.List<String>> jobImagePullSecrets();
+
+        /**
+         * CPU and memory the upgrade Job's container requests, so a quota or LimitRange in the operator's namespace
+         * admits it. No limits: kubeadm and the image pulls it starts run in the container's cgroup.
+         */
+        Optional<String> jobCpuRequest();
+
+        Optional<String> jobMemoryRequest();
+
         /** The sha256 (hex) of every upgrade script the Script executor may run; the chart computes them from upgrade.scripts. */
         Optional<java.util.Set<String>> scriptSha256();
     }

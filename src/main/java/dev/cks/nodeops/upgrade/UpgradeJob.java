@@ -6,8 +6,11 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.common.OperatorSettings;
+import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
@@ -56,12 +59,34 @@ public final class UpgradeJob {
      * @param scriptSha256 the hex sha256 of the script as the operator checked it; the Job runs nothing else
      */
     public record Request(String namespace, String nodeUpgradeName, String nodeUpgradeUid, String nodeName, String attemptKey,
-            UpgradeNodeStatus.Action action, String targetVersion, String image, int timeoutSeconds,
+            UpgradeNodeStatus.Action action, String targetVersion, Runtime runtime, int timeoutSeconds,
             String configMapName, String configMapKey, List<String> arguments, String scriptSha256) {
         public Request {
             java.util.Objects.requireNonNull(scriptSha256, "an upgrade Job runs only a script whose digest the operator checked");
         }
 
+    }
+
+    /**
+     * What the operator's configuration says about every upgrade Job's pod (Helm values upgrade.jobImage,
+     * imagePullSecrets, upgrade.jobResources): an air-gapped site pulls the image from its own registry.
+     */
+    public record Runtime(String image, List<String> imagePullSecrets, Optional<String> cpuRequest, Optional<String> memoryRequest) {
+        public static Runtime of(OperatorSettings.Upgrade settings) {
+            return new Runtime(settings.jobImage(), settings.jobImagePullSecrets().orElse(List.of()), settings.jobCpuRequest(),
+                    settings.jobMemoryRequest());
+        }
+
+        public static Runtime image(String image) {
+            return new Runtime(image, List.of(), Optional.empty(), Optional.empty());
+        }
+
+        private Map<String, Quantity> requests() {
+            Map<String, Quantity> requests = new LinkedHashMap<>();
+            cpuRequest.ifPresent(cpu -> requests.put("cpu", new Quantity(cpu)));
+            memoryRequest.ifPresent(memory -> requests.put("memory", new Quantity(memory)));
+            return requests;
+        }
     }
 
     private UpgradeJob() {
@@ -122,9 +147,12 @@ public final class UpgradeJob {
                 .withRestartPolicy("Never")
                 .withPriorityClassName("system-node-critical")
                 .withTolerations(new TolerationBuilder().withOperator("Exists").build())
+                .withImagePullSecrets(request.runtime().imagePullSecrets().stream()
+                        .map(LocalObjectReference::new).toList())
                 .addNewContainer()
                     .withName("upgrade")
-                    .withImage(request.image())
+                    .withImage(request.runtime().image())
+                    .withNewResources().withRequests(request.runtime().requests()).endResources()
                     .withCommand(command)
                     .withNewSecurityContext().withPrivileged(true).endSecurityContext()
                     .addNewVolumeMount().withName("host").withMountPath(LauncherPaths.IN_POD.hostRoot()).endVolumeMount()

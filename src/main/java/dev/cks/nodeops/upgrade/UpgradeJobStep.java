@@ -367,7 +367,7 @@ final class UpgradeJobStep {
             return new ScriptRefused(refused.message());
         }
         return new Made(UpgradeJob.build(new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(),
-                node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), settings.upgrade().jobImage(),
+                node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), UpgradeJob.Runtime.of(settings.upgrade()),
                 executor.getJobTimeoutSeconds(), configMap, key, arguments, ((ScriptTrust.Trusted) script).sha256())));
     }
 

@@ -76,6 +76,25 @@ class ChartValuesIT {
         assertThat(deployment).containsPattern("name: QUARKUS_LOG_CONSOLE_JSON_ENABLED\\s+value: \"true\"");
     }
 
+    /**
+     * Shape: an air-gapped site, whose nodes pull only from its own registry (behind a pull secret). The upgrade
+     * Jobs use the operator's pull secrets and may request CPU and memory for a namespace with a quota; a limit
+     * is refused (kubeadm runs in the Job container's cgroup).
+     */
+    @Test
+    void theUpgradeJobsPullWithTheOperatorsSecretsAndRequestWhatTheyAreGiven() throws Exception {
+        String deployment = rendered("r", "--show-only", "templates/deployment.yaml", "--set", "imagePullSecrets[0].name=mirror",
+                "--set", "imagePullSecrets[1].name=mirror-2", "--set", "upgrade.jobResources.requests.cpu=100m",
+                "--set", "upgrade.jobResources.requests.memory=64Mi");
+        assertThat(deployment).containsPattern("name: CKS_UPGRADE_JOB_IMAGE_PULL_SECRETS\\s+value: \"mirror,mirror-2\"")
+                .containsPattern("name: CKS_UPGRADE_JOB_CPU_REQUEST\\s+value: \"100m\"")
+                .containsPattern("name: CKS_UPGRADE_JOB_MEMORY_REQUEST\\s+value: \"64Mi\"");
+        assertThat(rendered("r", "--show-only", "templates/deployment.yaml")).doesNotContain("CKS_UPGRADE_JOB_IMAGE_PULL_SECRETS",
+                "CKS_UPGRADE_JOB_CPU_REQUEST", "CKS_UPGRADE_JOB_MEMORY_REQUEST");
+        assertThat(template("--set", "upgrade.jobResources.limits.memory=1Gi").output()).contains("additional properties 'limits' not allowed");
+        assertThat(template("--set", "upgrade.jobResources.requests.cpu=lots").output()).contains("does not match pattern");
+    }
+
     @Test
     void anExistingServiceAccountIsBoundInsteadOfCreated() throws Exception {
         String rendered = rendered("r", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=platform-operator");

@@ -100,6 +100,21 @@ public final class TestSettings implements OperatorSettings {
             }
 
             @Override
+            public Optional<java.util.List<String>> jobImagePullSecrets() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Optional<String> jobCpuRequest() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Optional<String> jobMemoryRequest() {
+                return Optional.empty();
+            }
+
+            @Override
             public Optional<java.util.Set<String>> scriptSha256() {
                 return Optional.of(scriptSha256);
             }

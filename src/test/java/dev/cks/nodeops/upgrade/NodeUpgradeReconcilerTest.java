@@ -363,7 +363,7 @@ class NodeUpgradeReconcilerTest {
     void noSecondUpgradeJobStartsOnANodeWhereAnEarlierOneStillRuns() {
         // A Job of an earlier run (a deleted NodeUpgrade whose Job was left to finish) still runs on W1.
         jobs.create(UpgradeJob.build(new UpgradeJob.Request(settings.namespace(), "earlier", "uid-earlier", W1, null, Action.Node, TARGET,
-                settings.upgrade().jobImage(), 1800, "upgrade", "upgrade.sh", List.of(TARGET, "node"), ScriptTrust.sha256(SCRIPT))));
+                UpgradeJob.Runtime.of(settings.upgrade()), 1800, "upgrade", "upgrade.sh", List.of(TARGET, "node"), ScriptTrust.sha256(SCRIPT))));
         String earlier = jobs.jobOf(W1).getMetadata().getName();
         jobsFinish = false;
         create(UpgradeExecutor.Type.Script, spec -> { });

@@ -15,7 +15,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 class UpgradeJobTest {
     private static UpgradeJob.Request request(String attempt) {
         return new UpgradeJob.Request("cks-node-operator", "to-1-33", "uid-1", "prod-node-18c2f3a9b1", attempt, Action.Node, "v1.33.4",
-                "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
+                UpgradeJob.Runtime.image("busybox:1.37"), 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
     }
 
     @Test
@@ -101,12 +101,29 @@ class UpgradeJobTest {
         assertThat(pod.getEnableServiceLinks()).isFalse();
     }
 
+    /** Shape: an air-gapped site pulling the Job's image from its own registry, with a quota in the operator's namespace. */
+    @Test
+    void theJobsPodPullsWithTheConfiguredSecretsAndRequestsButNeverLimits() {
+        UpgradeJob.Request configured = new UpgradeJob.Request("cks-node-operator", "to-1-33", "uid-1", "prod-node-18c2f3a9b1", null, Action.Node,
+                "v1.33.4", new UpgradeJob.Runtime("registry.example/busybox@sha256:" + "ab".repeat(32), List.of("mirror"), java.util.Optional.of("100m"),
+                        java.util.Optional.of("64Mi")), 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
+        PodSpec pod = UpgradeJob.build(configured).getSpec().getTemplate().getSpec();
+        Container container = pod.getContainers().get(0);
+
+        assertThat(pod.getImagePullSecrets()).extracting(secret -> secret.getName()).containsExactly("mirror");
+        assertThat(container.getImage()).startsWith("registry.example/busybox@sha256:");
+        assertThat(container.getResources().getRequests()).containsOnlyKeys("cpu", "memory");
+        assertThat(container.getResources().getRequests().get("cpu").toString()).isEqualTo("100m");
+        assertThat(container.getResources().getLimits()).as("a limit would kill kubeadm half-way").isNullOrEmpty();
+        assertThat(UpgradeJob.build(request(null)).getSpec().getTemplate().getSpec().getImagePullSecrets()).isEmpty();
+    }
+
     @Test
     void namesLongerThanALabelValueAreShortenedWithAHashSoTheyStayDistinct() {
         String longNode = "n".repeat(40) + "." + "zone-a.".repeat(20) + "example.internal";
         String otherLongNode = longNode.replace("zone-a", "zone-b");
         UpgradeJob.Request request = new UpgradeJob.Request("cks-node-operator", "u".repeat(200), "uid-1", longNode, null, Action.Node,
-                "v1.33.4", "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
+                "v1.33.4", UpgradeJob.Runtime.image("busybox:1.37"), 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), "ab".repeat(32));
         Job job = UpgradeJob.build(request);
 
         assertThat(job.getMetadata().getLabels().values()).allSatisfy(v -> assertThat(v).hasSizeLessThanOrEqualTo(63)
@@ -129,7 +146,7 @@ class UpgradeJobTest {
 
     private static UpgradeJob.Request withDigest(String digest) {
         return new UpgradeJob.Request("cks-node-operator", "to-1-33", "uid-1", "prod-node-18c2f3a9b1", null, Action.Node, "v1.33.4",
-                "busybox:1.37", 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), digest);
+                UpgradeJob.Runtime.image("busybox:1.37"), 900, "kubeadm-upgrade", "upgrade.sh", List.of("v1.33.4", "node"), digest);
     }
 
     @Test
