@@ -233,14 +233,24 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
             assertThat(cloudStack.simulator().calls("detachIso")).as("not while the Job runs").isEmpty();
             assertThat(bed.get("nu-iso-deleted")).as("kept by its finalizer while the Job runs").isNotNull();
 
+            // The Job ends by its own deadline, not by the garbage collector (it has no owner); detaching waits for that.
+            Awaitility.await("the Job ended by its deadline").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> jobEnded(jobName));
+            assertThat(cloudStack.simulator().calls("detachIso")).as("not before the Job ended").isEmpty();
+
             Awaitility.await("the NodeUpgrade gone").atMost(Duration.ofSeconds(120)).until(() -> bed.get("nu-iso-deleted") == null);
             assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
             assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
-            Job job = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE)
-                    .withName(jobName).get();
-            assertThat(job).as("orphaned, ended by its own deadline, not by the garbage collector").isNotNull();
-            assertThat(job.getStatus().getConditions()).anySatisfy(c -> assertThat(c.getType()).isIn("Failed", "FailureTarget"));
+            assertThat(testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).get())
+                    .as("the finished Job deleted with its NodeUpgrade (by the finalizer)").isNull();
         }
+    }
+
+    private boolean jobEnded(String jobName) {
+        Job job = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).get();
+        assertThat(job).as("the Job is not deleted while it runs").isNotNull();
+        return job.getStatus() != null && job.getStatus().getConditions() != null
+                && job.getStatus().getConditions().stream().anyMatch(c -> "Failed".equals(c.getType()) || "FailureTarget".equals(c.getType()));
     }
 
     @Test
