@@ -70,8 +70,9 @@ class CloudStackWorldIT extends ScaleDownScenario {
         world.await(name, "the other cluster's running scale waited for, not taken", sd -> progressing(sd).contains(otherJob)
                 && progressing(sd).contains("may be ours"), WITHIN);
         String ours = world.fixture.cluster().id();
-        // Past our request's signature window (40 s): while that job runs, nothing is sent beside it and it is not adopted.
-        org.awaitility.Awaitility.await().pollDelay(Duration.ofSeconds(50)).atMost(Duration.ofSeconds(60)).until(() -> true);
+        // Past our request's signature window: while that job runs, nothing is sent beside it and it is not adopted.
+        Duration past = CloudStackFixture.SHORT_REQUEST_WINDOW.plusSeconds(10);
+        org.awaitility.Awaitility.await().pollDelay(past).atMost(past.plusSeconds(10)).until(() -> true);
         assertThat(world.get(name).getStatus().getRemoval().getJobId()).as("not adopted").isNull();
         assertThat(world.simulator().calls("scaleKubernetesCluster")).filteredOn(call -> ours.equals(call.param("id"))).hasSize(1);
 

@@ -33,7 +33,7 @@ class ProjectKeysIT extends ScaleDownScenario {
 
     /**
      * Actor: a proxy that loses CloudStack's answer to the scale (a gateway timeout after CloudStack took it);
-     * CloudStack's job runs 70 s, past the request's signature window. The operator may not list jobs: it waits
+     * CloudStack's job runs 20 s longer than the request's signature window. The operator may not list jobs: it waits
      * while the cluster is Scaling, sends the scale once, and the ScaleDown succeeds.
      */
     @Test
@@ -43,7 +43,7 @@ class ProjectKeysIT extends ScaleDownScenario {
         world.addWorker(pool);
         // Named by the cluster's id: the preflight's probe, sent without parameters, does not meet it.
         world.simulator().injectFault("scaleKubernetesCluster", "id", world.fixture.cluster().id(), Fault.actsThenGatewayTimeout());
-        world.simulator().planJob("scaleKubernetesCluster", JobOutcome.succeedsAfter(Duration.ofSeconds(70)));
+        world.simulator().planJob("scaleKubernetesCluster", JobOutcome.succeedsAfter(CloudStackFixture.SHORT_REQUEST_WINDOW.plusSeconds(20)));
 
         world.create(name, List.of(node), null, Removal.CloudStackScale, 600, ScaleDownBed.drain(60, 0));
         ScaleDown done = world.awaitPhase(name, ScaleDownStatus.Phase.Succeeded, WITHIN);

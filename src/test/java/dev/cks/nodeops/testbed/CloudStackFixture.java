@@ -107,13 +107,16 @@ public final class CloudStackFixture implements AutoCloseable {
     }
 
     /**
-     * Signed requests valid for 30 s, and a write that left no trace sent again 40 s after it was recorded (production:
+     * Signed requests valid for 15 s, and a write that left no trace sent again 20 s after it was recorded (production:
      * 10 min + 90 s). For the classes that kill the operator between recording a write's intent and sending it: the new
      * process must wait until CloudStack can no longer take the request it finds no trace of, and these settings make
      * that wait fit a test while keeping it real (the simulator refuses a request past its expires, as CloudStack does).
      */
     public static final Map<String, String> SHORT_SIGNATURE_LIFETIME = Map.of(
-            "cks.cloudstack.signature-lifetime-seconds", "30", "cks.cloudstack.signature-expiry-margin-seconds", "10");
+            "cks.cloudstack.signature-lifetime-seconds", "15", "cks.cloudstack.signature-expiry-margin-seconds", "5");
+
+    /** How long, with {@link #SHORT_SIGNATURE_LIFETIME}, a request sent (or about to be) may still reach CloudStack. */
+    public static final java.time.Duration SHORT_REQUEST_WINDOW = java.time.Duration.ofSeconds(20);
 
     /** Properties that point an operator process at this fixture's Secret and cluster. */
     public Map<String, String> operatorProperties() {
