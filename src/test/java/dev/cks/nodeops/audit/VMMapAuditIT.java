@@ -11,10 +11,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -30,6 +34,7 @@ import dev.cks.nodeops.cloudstack.simulator.Owner;
 import dev.cks.nodeops.cloudstack.simulator.RecordedCall;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.EventRecorder;
+import dev.cks.nodeops.monitoring.MetricsDocTest;
 import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
@@ -39,6 +44,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.Resource;
+import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetricsV2;
 
 /**
  * The packaged operator audits a CKS cluster held by the CloudStack simulator against the test bed's
@@ -52,6 +58,8 @@ class VMMapAuditIT {
     private static final String AUDIT = "aud-vmmap";
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);
     private static final Pattern METRIC_LINE = Pattern.compile("^(\\w+)\\{([^}]*)}\\s+(\\S+)$");
+    /** A sample of one of the operator SDK's metrics (JOSDK's MicrometerMetricsV2), its suffix and labels apart. */
+    private static final Pattern FRAMEWORK_SAMPLE = Pattern.compile("^((?:reconciliations|events_received|custom_resources)[a-z_]*?)(_count|_sum|_max|_bucket)?(?:\\{([^}]*)\\})? ");
     private static final Pattern LABEL = Pattern.compile("(\\w+)=\"([^\"]*)\"");
 
     private TestBed bed;
@@ -157,6 +165,7 @@ class VMMapAuditIT {
                 .until(() -> metric("cks_vmmap_audit_runs_total", "outcome", "complete") >= 1);
         assertThat(reconcilesStarted("vmmapaudit")).as("the operator SDK's reconcile counter on /q/metrics (ReconcileMetrics), not a no-op")
                 .isPositive();
+        assertThat(frameworkMetricsNotAsDocumented()).as("the operator SDK's metrics docs/metrics.md lists, compared with /q/metrics").isEmpty();
         runAudit();
         assertThat(keys(status())).containsExactlyInAnyOrder(lostVm.getKey(), "unmapped:" + strayVmId);
         assertThat(warnings()).as("no event repeated after the restart").hasSize(2);
@@ -390,6 +399,45 @@ class VMMapAuditIT {
         return operator.httpGet("/q/metrics").lines().map(line -> METRIC_LINE.matcher(line.strip())).filter(Matcher::matches)
                 .filter(m -> m.group(1).equals("reconciliations_started_total") && m.group(2).contains("controller_name=\"" + controller + "\""))
                 .mapToDouble(m -> Double.parseDouble(m.group(3))).sum();
+    }
+
+    /**
+     * Where docs/metrics.md's "Framework" table and /q/metrics differ: a listed metric missing or with other
+     * labels, or one of the operator SDK's on the page that the table lacks. A counter the table says
+     * appears only after a failed or retried reconcile need only be one the operator SDK defines.
+     */
+    private Map<String, String> frameworkMetricsNotAsDocumented() throws IOException {
+        Map<String, Set<String>> documented = MetricsDocTest.frameworkMetrics();
+        assertThat(documented).as("docs/metrics.md's Framework table").containsKey("reconciliations_started_total");
+        Map<String, Set<String>> onPage = new TreeMap<>();
+        for (String line : operator.httpGet("/q/metrics").lines().toList()) {
+            Matcher sample = FRAMEWORK_SAMPLE.matcher(line);
+            if (sample.find()) {
+                Set<String> labels = new TreeSet<>();
+                Matcher label = LABEL.matcher(sample.group(3) == null ? "" : sample.group(3));
+                while (label.find()) {
+                    labels.add(label.group(1));
+                }
+                labels.removeAll(Set.of("le", "quantile"));
+                onPage.computeIfAbsent(sample.group(1), m -> new TreeSet<>()).addAll(labels);
+            }
+        }
+        Set<String> definedButLazy = Set.of(MicrometerMetricsV2.RECONCILIATIONS_FAILED, MicrometerMetricsV2.RECONCILIATIONS_RETRIES_NUMBER).stream()
+                .map(name -> name.replace('.', '_')).collect(Collectors.toSet());
+        Map<String, String> differences = new TreeMap<>();
+        for (Map.Entry<String, Set<String>> metric : documented.entrySet()) {
+            if (onPage.containsKey(metric.getKey())) {
+                if (!onPage.get(metric.getKey()).equals(metric.getValue())) {
+                    differences.put(metric.getKey(), "labels on /q/metrics: " + onPage.get(metric.getKey()) + ", in the doc: " + metric.getValue());
+                }
+            } else if (!MetricsDocTest.appearsAfterTheFirst(metric.getKey())) {
+                differences.put(metric.getKey(), "not on /q/metrics (the operator SDK's there: " + onPage.keySet() + ")");
+            } else if (!definedButLazy.contains(metric.getKey())) {
+                differences.put(metric.getKey(), "not a metric the operator SDK defines");
+            }
+        }
+        onPage.keySet().stream().filter(metric -> !documented.containsKey(metric)).forEach(metric -> differences.put(metric, "on /q/metrics, not in the doc"));
+        return differences;
     }
 
     private double metric(String name, String label, String value) throws IOException {
