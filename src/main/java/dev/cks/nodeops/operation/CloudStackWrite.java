@@ -44,7 +44,6 @@ import dev.cks.nodeops.common.Timestamps;
  */
 public final class CloudStackWrite {
     public static final String ANSWER_LOST = "CloudStackAnswerLost";
-    public static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     public static final String CLOCK_SKEW = "CloudStackClockSkew";
     public static final String REQUEST_RESENT = "RequestResent";
     /** While a request whose answer was lost may still arrive, how often CloudStack is looked at for its job. */
@@ -241,7 +240,7 @@ public final class CloudStackWrite {
                 // Written now: a request time left in status would make the next step look for the request for minutes.
                 record.requestedAt(null);
                 report.persist();
-                report.waiting(CLOUDSTACK_UNAVAILABLE, "CloudStack turned " + write.what() + " away before acting on it (" + e.getMessage()
+                report.waiting(CloudStackWait.reason(e), "CloudStack turned " + write.what() + " away before acting on it (" + e.getMessage()
                         + "); asking again in " + recheckCloudStack.toSeconds() + "s.");
                 yield new Pending(Step.after(recheckCloudStack));
             }

@@ -23,11 +23,13 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
  * same way (docs/architecture.md lists the decisions).
  */
 public final class OperationRecorder {
-    /** Event reasons both kinds use; the end of an operation is announced under its final phase (Succeeded, RolledBack, Failed). */
+    /**
+     * Event reasons both kinds use; the end of an operation is announced under its final phase (Succeeded, RolledBack, Failed),
+     * and a wait under its own reason, the Waiting condition's (OutsideWindow, MaxUnavailable, CloudStackUnavailable, …).
+     */
     public static final String ACCEPTED = "Accepted";
     public static final String REFUSED = "Refused";
     public static final String INVALID_SPEC = "InvalidSpec";
-    public static final String WAITING = "Waiting";
     public static final String RETRYING = "Retrying";
     public static final String CORDONED = "Cordoned";
     public static final String DRAINING = "Draining";
@@ -113,11 +115,18 @@ public final class OperationRecorder {
         }
     }
 
-    /** Nothing can be done now; a Normal event when the reason is new, not on every look. */
+    /**
+     * Nothing can be done now: an event under the wait's reason when the reason is new, not on every look;
+     * a Warning for keys CloudStack rejects, which only a person can fix, else Normal.
+     */
     public void waiting(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {
         NodeOperationStatus status = resource.getStatus();
         if (setWaiting(resource, reason, message, now)) {
-            events.normal(resource, WAITING, message);
+            if (reason.equals(CloudStackWait.CREDENTIALS_REJECTED)) {
+                events.warning(resource, reason, message);
+            } else {
+                events.normal(resource, reason, message);
+            }
         }
         status.enter(Stage.WAITING);
     }
@@ -233,9 +242,9 @@ public final class OperationRecorder {
                 events.normal(resource, PAUSED, hold.message());
             }
         }
-        // A pause has its own event; other holds get the Waiting event when the reason is new.
+        // A pause has its own event; other holds get one under their reason when it is new.
         if (setWaiting(resource, hold.reason(), hold.message(), now) && !hold.reason().equals(WorkGate.PAUSED)) {
-            events.normal(resource, WAITING, hold.message());
+            events.normal(resource, hold.reason(), hold.message());
         }
         status.enter(Stage.WAITING);
         if (status.getHeldSince() == null) {

@@ -21,6 +21,7 @@ import dev.cks.nodeops.nodes.Cordon;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.nodes.NodeRole;
+import dev.cks.nodeops.operation.CloudStackWait;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.PermissionPreflight;
 import dev.cks.nodeops.operation.PermissionPreflight.Need;
@@ -33,7 +34,6 @@ import io.fabric8.kubernetes.api.model.Node;
  * The decisions (which nodes, which refusals) are the pure functions of {@link ScaleDownTargets}.
  */
 final class ScaleDownPlanner {
-    static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String CLOUDSTACK_BUSY = "CloudStackBusy";
 
     sealed interface Plan {
@@ -81,7 +81,7 @@ final class ScaleDownPlanner {
             }
             cluster = resolution.cluster().get();
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
-            return new Wait(CLOUDSTACK_UNAVAILABLE, "CloudStack could not be asked about the cluster (" + e.getMessage()
+            return new Wait(CloudStackWait.reason(e), "CloudStack could not be asked about the cluster (" + e.getMessage()
                     + "); the scale-down has not touched any node and tries again in " + recheckSeconds + "s.");
         }
         if (CloudStackAccess.isBusy(cluster)) {
@@ -134,7 +134,7 @@ final class ScaleDownPlanner {
             return PermissionPreflight.refusal("ScaleDown " + resource.getMetadata().getName(), needs,
                     cloudStack.client().permissions(PermissionPreflight.commands(needs))).map(Refused::new);
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
-            return Optional.of(new Wait(CLOUDSTACK_UNAVAILABLE, "CloudStack could not be asked what these keys may call (" + e.getMessage()
+            return Optional.of(new Wait(CloudStackWait.reason(e), "CloudStack could not be asked what these keys may call (" + e.getMessage()
                     + "); the scale-down has not touched any node and tries again in " + recheckSeconds + "s."));
         }
     }
@@ -165,7 +165,7 @@ final class ScaleDownPlanner {
             }
             return Optional.empty();
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
-            return Optional.of(new Wait(CLOUDSTACK_UNAVAILABLE, "CloudStack could not be asked about the cluster before "
+            return Optional.of(new Wait(CloudStackWait.reason(e), "CloudStack could not be asked about the cluster before "
                     + "draining the next node (" + e.getMessage() + "); asking again."));
         }
     }

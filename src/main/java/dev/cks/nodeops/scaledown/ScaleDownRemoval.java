@@ -18,6 +18,7 @@ import dev.cks.nodeops.cloudstack.OwnerScope;
 import dev.cks.nodeops.cloudstack.VirtualMachine;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.operation.CloudStackWait;
 import dev.cks.nodeops.operation.CloudStackWrite;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.NodeWork;
@@ -77,12 +78,12 @@ final class ScaleDownRemoval {
             return clusterNotFound(resource, now);
         } catch (CloudStackAccess.Unavailable e) {
             // The Secret went away or broke mid-way: removal must still finish, so wait for it to be fixed.
-            recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "The nodes are drained but CloudStack cannot be reached ("
+            recorder.waiting(resource, CloudStackWait.UNAVAILABLE, "The nodes are drained but CloudStack cannot be reached ("
                     + e.getMessage() + "); removal goes on once it can.", now);
             return Step.after(recheckCloudStack);
         } catch (CloudStackException e) {
             // A read (the cluster, a VM, the jobs) did not answer: nothing is decided without it.
-            recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer during the removal ("
+            recorder.waiting(resource, CloudStackWait.reason(e), "CloudStack did not answer during the removal ("
                     + e.getMessage() + "); asking again in " + recheckCloudStack.toSeconds() + "s.", now);
             return Step.after(recheckCloudStack);
         }
@@ -292,7 +293,7 @@ final class ScaleDownRemoval {
     // ---- Shared ------------------------------------------------------------------------------
 
     private Step clusterNotFound(ScaleDown resource, Instant now) {
-        recorder.waiting(resource, ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE, "CloudStack does not list Kubernetes cluster "
+        recorder.waiting(resource, CloudStackWait.UNAVAILABLE, "CloudStack does not list Kubernetes cluster "
                 + resource.getStatus().getClusterId() + " to these keys now; without it nothing is concluded about the removal. Looking again in "
                 + recheckCloudStack.toSeconds() + "s.", now);
         return Step.after(recheckCloudStack);

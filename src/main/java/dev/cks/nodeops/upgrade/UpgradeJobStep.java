@@ -13,6 +13,7 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.operation.CloudStackWait;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.StatusStore;
@@ -29,7 +30,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
  */
 final class UpgradeJobStep {
     static final Duration RECHECK_CLOUDSTACK = Duration.ofSeconds(10);
-    static final String CLOUDSTACK_UNAVAILABLE = "CloudStackUnavailable";
     static final String EARLIER_JOB_RUNNING = "EarlierUpgradeJobRunning";
     static final String UPGRADE_POD_NOT_RUNNING = "UpgradePodNotRunning";
     static final String JOB_DELETED = "UpgradeJobDeleted";
@@ -131,7 +131,7 @@ final class UpgradeJobStep {
         } catch (CloudStackIsoExecutor.Refused refused) {
             return Optional.of(new NodeFailed(refused.getMessage()));
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
-            recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "CloudStack could not be asked about node " + node.getName()
+            recorder.waiting(upgrade, CloudStackWait.reason(e), "CloudStack could not be asked about node " + node.getName()
                     + " (" + e.getMessage() + "); it is upgraded once CloudStack answers.", now);
             return Optional.of(new Continue(Step.after(RECHECK_CLOUDSTACK)));
         }
@@ -175,7 +175,7 @@ final class UpgradeJobStep {
             Optional<Outcome> detaching = usesIso ? isoAttachment.detach(upgrade, node, now) : Optional.empty();
             return detaching.orElseGet(() -> jobOutcome(job, namespace, jobName, node));
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
-            recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "CloudStack did not answer while node " + node.getName()
+            recorder.waiting(upgrade, CloudStackWait.reason(e), "CloudStack did not answer while node " + node.getName()
                     + " was being upgraded (" + e.getMessage() + "); asking again in " + RECHECK_CLOUDSTACK.toSeconds() + "s.", now);
             return new Continue(Step.after(RECHECK_CLOUDSTACK));
         }
@@ -212,7 +212,7 @@ final class UpgradeJobStep {
     }
 
     private Optional<String> unreadRecord(NodeUpgrade upgrade, RuntimeException e, Instant now) {
-        recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CLOUDSTACK_UNAVAILABLE,
+        recorder.condition(upgrade, Conditions.CLOUDSTACK_RECORD_CURRENT, null, CloudStackWait.reason(e),
                 "CloudStack's recorded versions could not be read (" + e.getMessage() + "); VMMapAudit's VersionRecordStale findings show them.", now);
         return Optional.empty();
     }
@@ -225,7 +225,7 @@ final class UpgradeJobStep {
         try {
             return isoAttachment.detachBeforeGivingUp(upgrade, node, now);
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
-            recorder.waiting(upgrade, CLOUDSTACK_UNAVAILABLE, "The ISO of failed node " + node.getName() + " is detached once CloudStack answers ("
+            recorder.waiting(upgrade, CloudStackWait.reason(e), "The ISO of failed node " + node.getName() + " is detached once CloudStack answers ("
                     + e.getMessage() + ").", now);
             return Optional.of(Step.after(RECHECK_CLOUDSTACK));
         }

@@ -21,17 +21,20 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cks.nodeops.operation.CloudStackWait;
+
 /**
  * Every event reason and condition type the docs name is one the code uses. Reasons and types are read
  * from the code itself: the constants of {@link Conditions}, the types the sources pass to
- * {@code Conditions.set} and the reasons they pass to {@link EventRecorder} (a string literal, or a
- * constant whose value the sources define), so the test
+ * {@code Conditions.set} and the reasons they pass to {@link EventRecorder} or record a wait under (a
+ * string literal, or a constant whose value the sources define), so the test
  * follows the code when its vocabulary changes. In the docs it reads `kubectl describe` output in
  * console blocks (`Normal|Warning  <Reason>` events, `<Type>  True|False|Unknown  <Reason>` conditions)
  * and prose such as "a Warning event (reason `X`)", "the `X` event", "condition `X`".
  */
 class VocabularyDocTest {
-    private static final Pattern EVENT_CALL = Pattern.compile("\\.(?:normal|warning|event)\\(\\s*(?:\\w+\\s*,\\s*)?(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
+    /** An event recorded, or a wait (a Waiting condition and an event under its reason: recorder.waiting, a work gate's Hold, a planner's Wait). */
+    private static final Pattern EVENT_CALL = Pattern.compile("(?:\\.(?:normal|warning|event|waiting)|new (?:Hold|Wait))\\(\\s*(?:\\w+\\s*,\\s*)?(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern CONDITION_CALL = Pattern.compile("Conditions\\.set(?:Unknown)?\\([^,]+,\\s*(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern STRING_CONSTANT = Pattern.compile("static final String ([A-Z_][A-Z0-9_]*)\\s*=\\s*\"(\\w+)\"");
     private static final Pattern DESCRIBED_EVENT = Pattern.compile("^\\s+(Normal|Warning)\\s+([A-Z]\\w+)\\s");
@@ -91,10 +94,14 @@ class VocabularyDocTest {
 
     /** The public String constants of {@link Conditions}, and every type the sources pass to {@code Conditions.set}. */
     static Set<String> conditionTypes() throws IOException {
-        Set<String> types = Arrays.stream(Conditions.class.getFields()).filter(f -> Modifier.isStatic(f.getModifiers()) && f.getType() == String.class)
-                .map(VocabularyDocTest::value).collect(Collectors.toCollection(TreeSet::new));
+        Set<String> types = constants(Conditions.class);
         types.addAll(arguments(CONDITION_CALL));
         return types;
+    }
+
+    private static Set<String> constants(Class<?> holder) {
+        return Arrays.stream(holder.getFields()).filter(f -> Modifier.isStatic(f.getModifiers()) && f.getType() == String.class)
+                .map(VocabularyDocTest::value).collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** Every capitalised word the sources pass as a string literal: condition reasons are among them. */
@@ -103,8 +110,11 @@ class VocabularyDocTest {
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
+    /** The reasons events are recorded under, waits' included; CloudStack waits take theirs from {@link CloudStackWait}. */
     static Set<String> eventReasons() throws IOException {
-        return arguments(EVENT_CALL);
+        Set<String> reasons = arguments(EVENT_CALL);
+        reasons.addAll(constants(CloudStackWait.class));
+        return reasons;
     }
 
     /** The word a call passes (group 2 a literal, group 3 a constant whose value the sources define). */

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
@@ -34,6 +35,7 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.drain.PreflightPrediction;
+import dev.cks.nodeops.operation.CloudStackWait;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.OperationPorts;
@@ -356,19 +358,46 @@ class ScaleDownReconcilerTest {
                 java.util.Map.of(W1, List.of("shop/web-1")), true, null)));
     }
 
-    @Test
-    void waitsWhileTheSecretIsMissingAndCarriesOnOnceItIsBack() {
-        cloudStack.secretMissing = true;
+    /** Why CloudStack cannot be asked before anything is touched, the wait's reason and its event's type. */
+    enum CloudStackUnasked {
+        SECRET_MISSING(CloudStackWait.UNAVAILABLE, "cloudstack-secret does not exist", "Normal"),
+        // Waiting alone does not fix rejected keys: a person must, so it is a Warning.
+        KEYS_REJECTED(CloudStackWait.CREDENTIALS_REJECTED, "errorcode 401", "Warning");
+
+        final String reason;
+        final String cause;
+        final String eventType;
+
+        CloudStackUnasked(String reason, String cause, String eventType) {
+            this.reason = reason;
+            this.cause = cause;
+            this.eventType = eventType;
+        }
+
+        void happen(SimulatedCloudStack cloudStack, boolean now) {
+            if (this == SECRET_MISSING) {
+                cloudStack.secretMissing = now;
+            } else {
+                cloudStack.keysRejected = now;
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(CloudStackUnasked.class)
+    void waitsWhileCloudStackCannotBeAskedAnnouncesItOnceAndCarriesOnOnceItCan(CloudStackUnasked unasked) {
+        unasked.happen(cloudStack, true);
         create(List.of(W1), spec -> { });
 
         reconcileUntil("waiting", s -> s.getPhase() == ScaleDownStatus.Phase.Waiting);
         reconciler.reconcile(scaleDown, null);
-        assertThat(condition(Conditions.WAITING).getReason()).isEqualTo(ScaleDownPlanner.CLOUDSTACK_UNAVAILABLE);
-        assertThat(condition(Conditions.WAITING).getMessage()).contains("cloudstack-secret does not exist").contains("has not touched any node");
-        assertThat(events.all()).filteredOn(e -> e.reason().equals(OperationRecorder.WAITING)).as("one event per cause, not per look").hasSize(1);
+        assertThat(condition(Conditions.WAITING).getReason()).isEqualTo(unasked.reason);
+        assertThat(condition(Conditions.WAITING).getMessage()).contains(unasked.cause).contains("has not touched any node");
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(unasked.reason)).as("one event per cause, not per look")
+                .singleElement().extracting(RecordingEvents.RecordedEvent::type).isEqualTo(unasked.eventType);
         assertThat(nodes.calls).isEmpty();
 
-        cloudStack.secretMissing = false;
+        unasked.happen(cloudStack, false);
         ScaleDownStatus status = reconcileToEnd();
         assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
         assertThat(Conditions.find(status.getConditions(), Conditions.WAITING)).as("removed on resume").isEmpty();

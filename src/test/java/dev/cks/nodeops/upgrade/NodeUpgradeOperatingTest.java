@@ -186,7 +186,8 @@ class NodeUpgradeOperatingTest {
         assertThat(waiting.getScheduleDelay()).as("woken when the window opens").contains(Duration.between(MONDAY_NOON,
                 Instant.parse("2026-12-05T00:00:00Z")).toMillis());
         assertThat(cordonedAny()).isFalse();
-        assertThat(events.reasons()).containsOnlyOnce(OperationRecorder.WAITING);
+        assertThat(events.all()).as("the wait announced once, under its reason").filteredOn(e -> e.reason().equals(WorkGate.OUTSIDE_WINDOW))
+                .singleElement().extracting(RecordingEvents.RecordedEvent::type).isEqualTo("Normal");
         String deadlineAtCreation = upgrade.getStatus().getDeadline();
 
         NodeUpgradeStatus done = reconcileToEnd();

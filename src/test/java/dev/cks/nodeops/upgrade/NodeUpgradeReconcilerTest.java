@@ -36,6 +36,7 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.Preflight;
+import dev.cks.nodeops.operation.CloudStackWait;
 import dev.cks.nodeops.operation.DrainTick;
 import dev.cks.nodeops.operation.KillPoint;
 import dev.cks.nodeops.operation.OperationPorts;
@@ -960,7 +961,7 @@ class NodeUpgradeReconcilerTest {
                 .filteredOn(command -> command.endsWith("Iso")).containsExactly("attachIso", "detachIso", "attachIso", "detachIso", "attachIso", "detachIso");
         assertThat(jobs.nodesWithJobs()).as("one upgrade Job per node").doesNotHaveDuplicates().hasSize(3);
         if (failure == IsoFault.THROTTLED) {
-            assertThat(reasons).as("turned away before execution: asked again later, never looked up").contains(UpgradeJobStep.CLOUDSTACK_UNAVAILABLE)
+            assertThat(reasons).as("turned away before execution: asked again later, never looked up").contains(CloudStackWait.UNAVAILABLE)
                     .doesNotContain(dev.cks.nodeops.operation.CloudStackWrite.ANSWER_LOST);
             assertThat(simulator.calls("listAsyncJobs")).isEmpty();
         } else {
