@@ -69,6 +69,17 @@ class HelmChartIT {
     }
 
     @Test
+    void helmTemplateWithoutKubeVersionIsRefusedInTheWordsBothReadmesQuote() throws IOException {
+        TestBed.ToolResult refused = bed.runTool("helm", "template", "t", CHART);
+        assertThat(refused.exitCode()).as("helm template without --kube-version:\n%s", refused.output()).isNotZero();
+        String refusal = refused.output().lines().filter(line -> line.contains("kubeVersion")).findFirst().orElseThrow().replaceFirst("^Error: ", "");
+        for (Path readme : List.of(Path.of("README.md"), Path.of(CHART, "README.md"))) {
+            assertThat(Files.readString(readme).replaceAll("\\s+", " ")).as("%s quotes Helm's refusal and says to pass --kube-version", readme)
+                    .contains(refusal).contains("--kube-version");
+        }
+    }
+
+    @Test
     void chartCrdsAreTheGeneratedOnes() throws IOException {
         try (Stream<Path> files = Files.list(Path.of("deploy/crds"))) {
             for (Path crd : files.toList()) {

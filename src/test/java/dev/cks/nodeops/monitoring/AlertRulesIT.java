@@ -7,8 +7,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
 
@@ -18,11 +23,12 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 /**
  * The chart's alerts, as Helm renders them, checked and unit-tested by Prometheus' own promtool
  * (`promtool test rules`, built from its Go module by hack/testbed.sh): one test per alert in
- * src/test/resources/alerts/alerts-test.yaml. An IT because it needs the bed's Helm and a built promtool,
- * not a cluster.
+ * src/test/resources/alerts/alerts-test.yaml; and each alert's runbook_url is a section of
+ * docs/troubleshooting.md. An IT because it needs the bed's Helm and a built promtool, not a cluster.
  */
 class AlertRulesIT {
     private static final Path WORK = Path.of("target/alerts");
+    private static final String TROUBLESHOOTING = "docs/troubleshooting.md";
 
     @Test
     void everyAlertFiresResolvesAndSurvivesAFailoverAsItsTestSays() throws Exception {
@@ -45,6 +51,32 @@ class AlertRulesIT {
             assertThat(tests).as("a test of %s", alert).contains("alertname: " + alert);
         }
         assertThat(run(promtool, "test", "rules", WORK.resolve("alerts-test.yaml").toString())).contains("SUCCESS");
+        assertThat(runbooksNotInTheDoc(groups)).as("alerts whose runbook_url is not a section of %s (its anchors: %s)", TROUBLESHOOTING, anchors())
+                .isEmpty();
+    }
+
+    /** Alert → its runbook_url, for each rule without one that ends in docs/troubleshooting.md#<a heading's anchor>. */
+    private static Map<String, String> runbooksNotInTheDoc(Object groups) throws IOException {
+        Set<String> anchors = anchors();
+        Map<String, String> wrong = new TreeMap<>();
+        for (Object group : (List<?>) groups) {
+            for (Object rule : (List<?>) ((Map<?, ?>) group).get("rules")) {
+                Object runbook = ((Map<?, ?>) ((Map<?, ?>) rule).get("annotations")).get("runbook_url");
+                String url = runbook == null ? "" : runbook.toString();
+                String anchor = url.substring(url.indexOf('#') + 1);
+                if (!url.contains(TROUBLESHOOTING + "#") || !anchors.contains(anchor)) {
+                    wrong.put(((Map<?, ?>) rule).get("alert").toString(), url);
+                }
+            }
+        }
+        return wrong;
+    }
+
+    /** The anchors GitHub gives the headings of docs/troubleshooting.md: lower case, spaces as '-', other punctuation dropped. */
+    private static Set<String> anchors() throws IOException {
+        return Files.readAllLines(Path.of(TROUBLESHOOTING)).stream().filter(line -> line.startsWith("#"))
+                .map(line -> line.replaceFirst("^#+\\s*", "").strip().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 _-]", "").replace(' ', '-'))
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     private static String helm() throws IOException, InterruptedException {
