@@ -22,6 +22,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.operation.CloudStackWait;
+import dev.cks.nodeops.operation.NodeOperationStatus;
+import dev.cks.nodeops.operation.Stage;
+import dev.cks.nodeops.scaledown.ScaleDownStatus;
+import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
 
 /**
  * Every event reason and condition type the docs name is one the code uses. Reasons and types are read
@@ -30,16 +34,21 @@ import dev.cks.nodeops.operation.CloudStackWait;
  * string literal, or a constant whose value the sources define), so the test
  * follows the code when its vocabulary changes. In the docs it reads `kubectl describe` output in
  * console blocks (`Normal|Warning  <Reason>` events, `<Type>  True|False|Unknown  <Reason>` conditions)
- * and prose such as "a Warning event (reason `X`)", "the `X` event", "condition `X`".
+ * and prose such as "a Warning event (reason `X`)", "the `X` event", "condition `X`". The Events table of
+ * docs/troubleshooting.md lists every reason the code records, and no other.
  */
 class VocabularyDocTest {
-    /** An event recorded, or a wait (a Waiting condition and an event under its reason: recorder.waiting, a work gate's Hold, a planner's Wait). */
-    private static final Pattern EVENT_CALL = Pattern.compile("(?:\\.(?:normal|warning|event|waiting)|new (?:Hold|Wait))\\(\\s*(?:\\w+\\s*,\\s*)?(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
+    /**
+     * An event recorded, a refusal (a Warning under its reason), or a wait (a Waiting condition and an event under its
+     * reason: recorder.waiting, a work gate's Hold, a planner's Wait).
+     */
+    private static final Pattern EVENT_CALL = Pattern.compile("(?:\\.(?:normal|warning|event|waiting)|\\brefused|new (?:Hold|Wait))\\(\\s*(?:\\w+\\s*,\\s*)?(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern CONDITION_CALL = Pattern.compile("Conditions\\.set(?:Unknown)?\\([^,]+,\\s*(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern STRING_CONSTANT = Pattern.compile("static final String ([A-Z_][A-Z0-9_]*)\\s*=\\s*\"(\\w+)\"");
     private static final Pattern DESCRIBED_EVENT = Pattern.compile("^\\s+(Normal|Warning)\\s+([A-Z]\\w+)\\s");
     private static final Pattern DESCRIBED_CONDITION = Pattern.compile("^\\s+([A-Z]\\w+)\\s+(True|False|Unknown)\\s+([A-Z]\\w+)");
     private static final Pattern PROSE_EVENT = Pattern.compile("event \\(reason `(\\w+)`\\)|`(\\w+)` event|event `(\\w+)`");
+    private static final Path EVENTS_TABLE = Path.of("docs/troubleshooting.md");
     private static final Pattern PROSE_CONDITION = Pattern.compile("condition `(\\w+)`|`(\\w+)` condition");
 
     @Test
@@ -65,6 +74,24 @@ class VocabularyDocTest {
             }
         }
         assertThat(unknown).as("event reasons the docs name but the code never records (the code's: %s)", reasons).isEmpty();
+    }
+
+    @Test
+    void theEventsTableListsEveryReasonTheCodeRecordsAndNoOther() throws IOException {
+        Set<String> recorded = eventReasons();
+        recorded.addAll(finalPhases());
+        Set<String> listed = new TreeSet<>();
+        List<String> lines = Files.readAllLines(EVENTS_TABLE);
+        for (String line : lines.subList(lines.indexOf("## Events"), lines.size())) {
+            if (line.startsWith("## ") && !line.equals("## Events")) {
+                break;
+            }
+            if (line.startsWith("| `")) {
+                Pattern.compile("`(\\w+)`").matcher(line.split("\\|")[1]).results().forEach(m -> listed.add(m.group(1)));
+            }
+        }
+        assertThat(listed).as("reasons in %s's Events table that the code never records", EVENTS_TABLE).isSubsetOf(recorded);
+        assertThat(recorded).as("reasons the code records that %s's Events table lacks", EVENTS_TABLE).isSubsetOf(listed);
     }
 
     @Test
@@ -108,6 +135,18 @@ class VocabularyDocTest {
     private static Set<String> literals() throws IOException {
         return sources().stream().flatMap(s -> Pattern.compile("\"([A-Z][A-Za-z]+)\"").matcher(s).results().map(m -> m.group(1)))
                 .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** The phases an operation's end is announced under ({@code OperationRecorder.finished}: the kind's phase for the final stage). */
+    private static Set<String> finalPhases() {
+        Set<String> phases = new TreeSet<>();
+        for (NodeOperationStatus status : List.of(new NodeUpgradeStatus(), new ScaleDownStatus())) {
+            for (Stage stage : List.of(Stage.SUCCEEDED, Stage.ROLLED_BACK, Stage.FAILED)) {
+                status.enter(stage);
+                phases.add(status.phaseName());
+            }
+        }
+        return phases;
     }
 
     /** The reasons events are recorded under, waits' included; CloudStack waits take theirs from {@link CloudStackWait}. */
