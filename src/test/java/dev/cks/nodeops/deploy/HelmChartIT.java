@@ -61,8 +61,9 @@ class HelmChartIT {
     void chartLintsAndRendersEveryOptionalPiece() {
         assertThat(bed.tool("helm", "lint", CHART, "--strict")).contains("1 chart(s) linted, 0 chart(s) failed");
         String rendered = bed.tool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "metrics.serviceMonitor.enabled=true",
-                "--set", "metrics.prometheusRule.enabled=true");
-        assertThat(rendered).contains("kind: ServiceMonitor", "kind: PrometheusRule", "alert: CksVmMapDrift",
+                "--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true");
+        assertThat(rendered).contains("kind: ServiceMonitor", "kind: PrometheusRule", "alert: CksVmMapDrift", "grafana_dashboard: \"1\"",
+                "\"uid\": \"cks-node-operator\"",
                 "alert: CksDrainBlocked", "alert: CksOperationFailed", "kind: PodDisruptionBudget", "kind: Deployment");
         assertThat(bed.runTool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "drain.retries=-1").output())
                 .as("values.schema.json rejects bad values").contains("minimum: got -1, want 0");

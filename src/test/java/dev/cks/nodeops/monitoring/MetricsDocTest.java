@@ -142,7 +142,7 @@ public class MetricsDocTest {
     }
 
     /** Metric → labels of our metrics, as a Prometheus scrape shows them after every metrics class recorded once. */
-    private static Map<String, Set<String>> exported() {
+    static Map<String, Set<String>> exported() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         OperatorSettings settings = settings();
         new OperationMetrics(registry).finished("ScaleDown", "Succeeded");
