@@ -217,15 +217,8 @@ class VMMapAuditIT {
     void withItsRightToReadNodesRevokedTheAuditSaysSoFindsNothingFromTheStaleViewAndRecoversByItself() throws IOException {
         addNode(bed.addControlPlane(CLUSTER));
         addNode(bed.addWorker(CLUSTER));
-        cloudStack = CloudStackFixture.forNodes(bed, CLUSTER, "CloudManaged", client.nodes().list().getItems());
-        String namespace = "cks-revoke-it";
-        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-                .serverSideApply();
-        operatorProperties = new LinkedHashMap<>(cloudStack.operatorProperties());
-        operatorProperties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
-        operatorProperties.put("cks.namespace", namespace);
         String release = "revoke";
-        operator = OperatorProcess.start(bed, bed.operatorKubeconfig(operatorProperties, release), "vmmapaudit-revoke", operatorProperties);
+        startOperatorAsItsOwnRelease(release);
         createAudit();
         awaitAudit("the first run finds the cluster in sync", status -> Conditions.isTrue(status.getConditions(), Conditions.IN_SYNC));
 
@@ -265,15 +258,8 @@ class VMMapAuditIT {
     void aRunWhoseStatusWriteIsRefusedForAWhileLandsWithinAMinuteOfTheRightComingBack() throws IOException, InterruptedException {
         addNode(bed.addControlPlane(CLUSTER));
         addNode(bed.addWorker(CLUSTER));
-        cloudStack = CloudStackFixture.forNodes(bed, CLUSTER, "CloudManaged", client.nodes().list().getItems());
-        String namespace = "cks-refuse-it";
-        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-                .serverSideApply();
-        operatorProperties = new LinkedHashMap<>(cloudStack.operatorProperties());
-        operatorProperties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
-        operatorProperties.put("cks.namespace", namespace);
         String release = "refuse";
-        operator = OperatorProcess.start(bed, bed.operatorKubeconfig(operatorProperties, release), "vmmapaudit-refuse", operatorProperties);
+        startOperatorAsItsOwnRelease(release);
         createAudit();
         awaitAudit("the first run finds the cluster in sync", status -> Conditions.isTrue(status.getConditions(), Conditions.IN_SYNC));
 
@@ -294,6 +280,22 @@ class VMMapAuditIT {
         assertThat(Conditions.isTrue(status().getConditions(), Conditions.IN_SYNC)).isTrue();
     }
 
+    /**
+     * The operator as a Helm release of its own (its own ServiceAccount and ClusterRole, in namespace
+     * cks-<release>-it, which the audit log does not watch), so a test may change its RBAC without touching
+     * the other operators'.
+     */
+    private void startOperatorAsItsOwnRelease(String release) throws IOException {
+        cloudStack = CloudStackFixture.forNodes(bed, CLUSTER, "CloudManaged", client.nodes().list().getItems());
+        String namespace = "cks-" + release + "-it";
+        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+                .serverSideApply();
+        operatorProperties = new LinkedHashMap<>(cloudStack.operatorProperties());
+        operatorProperties.put("cks.cloudstack.cluster-id", cloudStack.cluster().id());
+        operatorProperties.put("cks.namespace", namespace);
+        operator = OperatorProcess.start(bed, bed.operatorKubeconfig(operatorProperties, release), "vmmapaudit-" + release, operatorProperties);
+    }
+
     private Node addNode(Node node) {
         nodesOfThisTest.add(node.getMetadata().getName());
         return node;
@@ -305,14 +307,19 @@ class VMMapAuditIT {
     }
 
     private void createAudit() {
+        client.resource(audit(AUDIT, cloudStack.cluster().id())).create();
+    }
+
+    /** An audit of the cluster every 30 s (the schema's least), counting every difference at once (grace 0). */
+    static VMMapAudit audit(String name, String clusterId) {
         VMMapAudit audit = new VMMapAudit();
-        audit.setMetadata(new ObjectMetaBuilder().withName(AUDIT).build());
+        audit.setMetadata(new ObjectMetaBuilder().withName(name).build());
         VMMapAuditSpec spec = new VMMapAuditSpec();
-        spec.setClusterId(cloudStack.cluster().id());
+        spec.setClusterId(clusterId);
         spec.setIntervalSeconds(30);
         spec.setGracePeriodSeconds(0);
         audit.setSpec(spec);
-        client.resource(audit).create();
+        return audit;
     }
 
     private Resource<VMMapAudit> audit() {

@@ -19,7 +19,6 @@ import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
@@ -67,14 +66,7 @@ class VMMapAuditOutageIT {
         properties.putAll(Map.of("cks.leader-election.lease-duration-seconds", "150",
                 "cks.leader-election.renew-deadline-seconds", "120", "cks.leader-election.retry-period-seconds", "5"));
         operator = OperatorProcess.start(bed, "vmmapaudit-outage", properties);
-        VMMapAudit audit = new VMMapAudit();
-        audit.setMetadata(new ObjectMetaBuilder().withName(AUDIT).build());
-        VMMapAuditSpec spec = new VMMapAuditSpec();
-        spec.setClusterId(cloudStack.cluster().id());
-        spec.setIntervalSeconds(30);
-        spec.setGracePeriodSeconds(0);
-        audit.setSpec(spec);
-        client.resource(audit).create();
+        client.resource(VMMapAuditIT.audit(AUDIT, cloudStack.cluster().id())).create();
         Awaitility.await("the first run").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1))
                 .until(() -> Conditions.isTrue(status().getConditions(), Conditions.IN_SYNC));
 
