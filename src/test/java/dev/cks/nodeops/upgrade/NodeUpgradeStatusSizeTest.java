@@ -115,7 +115,9 @@ class NodeUpgradeStatusSizeTest {
         assertThat(upgrade.getStatus().getPhase()).as(upgrade.getStatus().getMessage()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
         assertThat(upgrade.getStatus().getNodes()).hasSize(WORKERS);
         assertThat(largest).as("the largest NodeUpgrade as the API server would serialize it, at %s", largestAt)
-                .isLessThanOrEqualTo(StatusBound.of(WORKERS, MAX_UNAVAILABLE));
+                .isLessThanOrEqualTo(StatusBound.of(WORKERS, MAX_UNAVAILABLE, PODS_PER_NODE));
+        assertThat(Serialization.asJson(upgrade).getBytes(StandardCharsets.UTF_8).length).as("the NodeUpgrade once every node is done with")
+                .isLessThanOrEqualTo(StatusBound.settled(WORKERS));
         // What users still read: how many pods each drain evicted, the last few by name, the workloads in the NodeDrained event.
         DrainState drain = upgrade.getStatus().getNodes().get(WORKERS - 1).getDrain();
         assertThat(drain.getPodsEvicted()).isEqualTo(PODS_PER_NODE);
