@@ -98,9 +98,11 @@ public class UpgradeNodeStatus extends NodeProgress {
     }
 
     /**
-     * A node done with (upgraded, skipped, or failed and given back) has no step to time nor a Ready deadline to
-     * keep: stepStartedAt and readyBy go (its WaitingReady and NodeUpgraded events keep the times). What users read
-     * of it stays: its Job, versions, soakUntil, the ISO's last state, cordonedByUs, startedAt and completedAt.
+     * A node done with (upgraded, skipped, or failed and given back) has no step to time, no Ready deadline and no
+     * Job to make again: stepStartedAt, readyBy and the sightings of the Job's pod go (its WaitingReady and
+     * NodeUpgraded events keep the times; a node failed for a deleted Job says in its error when a pod of it was
+     * seen). What users read of it stays: its Job, versions, soakUntil, the ISO's last state, cordonedByUs,
+     * startedAt and completedAt.
      */
     @Override
     public void keepWhatIsReadBack() {
@@ -108,6 +110,8 @@ public class UpgradeNodeStatus extends NodeProgress {
         if (phase == Phase.Succeeded || phase == Phase.Skipped || phase == Phase.Failed && getCompletedAt() != null) {
             stepStartedAt = null;
             readyBy = null;
+            jobPodStartedAt = null;
+            jobPodNotStartedAt = null;
         }
     }
 }
