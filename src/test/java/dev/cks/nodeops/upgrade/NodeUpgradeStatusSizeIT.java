@@ -10,8 +10,9 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 
 /**
  * The NodeUpgrade the API server holds stays within {@link dev.cks.nodeops.testing.StatusBound} throughout a rollout,
- * on the real control plane: 100 KWOK workers with 10 pods each (no controller, evicted with force), maxUnavailable 50,
- * the packaged operator as its own process; the other actor is the kubelet (KWOK, and {@code KubeletUpgradeSimulation}
+ * on the real control plane: 100 KWOK workers with 10 pods each (no controller, evicted with force), upgraded in one
+ * wave (maxUnavailable 100: the most nodes in progress at once, in the least of the default run's time), the packaged
+ * operator as its own process; the other actor is the kubelet (KWOK, and {@code KubeletUpgradeSimulation}
  * bringing a node back at the target when its Job succeeds). Guards in the default run what
  * {@link BenchmarkStatusSizeIT} measures at 1,000 nodes: only the bed shows that fields the operator leaves out of
  * its status really leave the stored object (its status writes are server-side applies).
@@ -38,7 +39,7 @@ class NodeUpgradeStatusSizeIT extends NodeUpgradeScenario {
 
     @Test
     void aHundredDenseWorkersKeepTheObjectWithinItsBoundThroughout() throws Exception {
-        StatusSizeRun.Result result = StatusSizeRun.run(testBed, "size-100", SCRIPT_CONFIGMAP, 100, 10, 50, Duration.ofMinutes(10));
+        StatusSizeRun.Result result = StatusSizeRun.run(testBed, "size-100", SCRIPT_CONFIGMAP, 100, 10, 100, Duration.ofMinutes(10));
 
         System.out.println("[status size] " + result.report());
         result.assertWithinBound();
