@@ -2,23 +2,52 @@ package dev.cks.nodeops.drain;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+import dev.cks.nodeops.drain.EvictionApi.PodRef;
 
 /**
  * The drain engine's resumable state for one node, stored by the caller in CR status so that a
- * restarted operator carries on with the same attempt and deadlines.
+ * restarted operator carries on with the same attempt and deadlines. How much of it the status keeps
+ * once its node moved on is {@link #keepFor}'s one rule (docs/upgrade.md, "What status keeps").
  */
 public class DrainState {
     /** Older entries of {@link #podsSeen} are dropped beyond this, so a huge node can't bloat the status. */
     static final int MAX_PODS_SEEN = 500;
     static final int MAX_WORKLOADS = 100;
+    /** How many evicted pods' names a node's status shows while it is worked on; the count keeps the rest, the NodeDrained event the workloads. */
+    public static final int LAST_NAMES = 3;
+
+    /** What of a drain its node's next steps still read back; the rest leaves the status ({@link #keepFor}). */
+    public enum ReadBack {
+        /** The drain goes on (or may): everything it carries on with. */
+        ALL,
+        /** The drain ended; the soak's health gate still reads the workloads it evicted. */
+        WORKLOADS,
+        /** The node is done with: how many pods it evicted and the ladder's records, for users. */
+        NOTHING
+    }
 
     private Integer attempt;
     private String attemptStartedAt;
     private String nextAttemptAt;
     /** What keeps the node from being drained, as users read it; empty when nothing does. */
     private String blockedBy;
-    /** Pods (namespace/name/uid) evicted in this drain, so a UID change can be told from the same pod. */
+    /**
+     * The uids of the pods evicted in this drain and still on the node when it last looked, so that a pod leaving
+     * is not sent again (a pod re-created under the same name has another uid). Only while the drain runs. A status
+     * written by an earlier version holds namespace/name/uid here, which is read the same.
+     */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<String> podsSeen = new ArrayList<>();
+    /** How many pods this drain evicted. */
+    private Integer podsEvicted;
+    /** The last {@value #LAST_NAMES} pods (namespace/name) this drain evicted, the latest last. */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    private List<String> lastEvicted = new ArrayList<>();
+
     /** The tail (at most 2000 characters) of the last error the API server answered during this drain. */
     private String lastApiError;
     /** The budgets (namespace/name, sorted) holding pods on the node while no pod leaves it; null when none do. */
@@ -26,8 +55,10 @@ public class DrainState {
     /** Since when {@link #blockCause} has held the drain without a pod leaving the node. */
     private String blockSince;
     /** The steps of the escalation ladder this drain took, each once per cause, with when and what came of it. */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<EscalationRecord> escalation = new ArrayList<>();
-    /** The controllers of the pods this drain evicted ({@code Kind namespace/name}), for the soak's health gate. */
+    /** The controllers of the pods this drain evicted ({@code Kind namespace/name}), for the soak's health gate; only until it ran. */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<String> workloads = new ArrayList<>();
 
     public static DrainState copyOf(DrainState state) {
@@ -38,6 +69,8 @@ public class DrainState {
             copy.nextAttemptAt = state.nextAttemptAt;
             copy.blockedBy = state.blockedBy;
             copy.podsSeen = new ArrayList<>(state.podsSeen);
+            copy.podsEvicted = state.podsEvicted;
+            copy.lastEvicted = new ArrayList<>(state.lastEvicted);
             copy.lastApiError = state.lastApiError;
             copy.blockCause = state.blockCause;
             copy.blockSince = state.blockSince;
@@ -62,19 +95,77 @@ public class DrainState {
         return at == null ? null : dev.cks.nodeops.common.Timestamps.format(at.plus(by));
     }
 
+    /**
+     * Drops what the node's next steps no longer read back, so that an operation over many dense nodes keeps a
+     * status of a few hundred bytes per node: a drain that ended needs no {@link #podsSeen} (nothing is evicted
+     * again), and a node done with needs neither the workloads (read by the soak alone) nor what explained a
+     * drain under way (the node's error keeps the account of one that failed), nor the last names (the NodeDrained
+     * event names its workloads) nor the attempt. The count of pods evicted and the escalation ladder's records stay.
+     */
+    public void keepFor(ReadBack readBack) {
+        if (readBack == ReadBack.ALL) {
+            return;
+        }
+        podsSeen.clear();
+        if (readBack == ReadBack.NOTHING) {
+            workloads.clear();
+            lastEvicted.clear();
+            attempt = null;
+            attemptStartedAt = null;
+            nextAttemptAt = null;
+            blockedBy = null;
+            lastApiError = null;
+            blockCause = null;
+            blockSince = null;
+        }
+    }
+
+    /** "110 pod(s) evicted, of Deployment shop/web, …": what this drain evicted, for the NodeDrained event (which cuts it at 1 KiB). */
+    public String evictedSummary() {
+        int pods = podsEvicted == null ? 0 : podsEvicted;
+        if (pods == 0) {
+            return "no pod evicted";
+        }
+        return pods + " pod(s) evicted" + (workloads.isEmpty() ? "" : ", of " + String.join(", ", workloads));
+    }
+
     void recordWorkload(String workload) {
         if (workload != null && !workloads.contains(workload) && workloads.size() < MAX_WORKLOADS) {
             workloads.add(workload);
         }
     }
 
-    void recordEvicted(String podKey) {
-        if (!podsSeen.contains(podKey)) {
-            podsSeen.add(podKey);
+    void recordEvicted(PodRef pod) {
+        if (!evictedEarlier(pod)) {
+            podsSeen.add(pod.uid());
+            podsEvicted = (podsEvicted == null ? 0 : podsEvicted) + 1;
+            lastEvicted.add(pod.ref());
+            if (lastEvicted.size() > LAST_NAMES) {
+                lastEvicted.subList(0, lastEvicted.size() - LAST_NAMES).clear();
+            }
         }
         if (podsSeen.size() > MAX_PODS_SEEN) {
             podsSeen.subList(0, podsSeen.size() - MAX_PODS_SEEN).clear();
         }
+    }
+
+    /** Whether this drain evicted the pod (the same uid) while it was on the node. */
+    boolean evictedEarlier(PodRef pod) {
+        return podsSeen.contains(pod.uid()) || podsSeen.contains(pod.key());
+    }
+
+    /**
+     * Forgets the evicted pods no longer on the node (in the view the step acts on; a view loses a pod only once
+     * it is deleted, and a uid never comes back): a pod gone cannot be sent again, so while a drain runs
+     * {@link #podsSeen} holds at most the pods still leaving, not the node's history.
+     */
+    void forgetGone(List<PodRef> onNode) {
+        Set<String> present = new java.util.HashSet<>();
+        onNode.forEach(pod -> {
+            present.add(pod.uid());
+            present.add(pod.key());
+        });
+        podsSeen.retainAll(present);
     }
 
     public Integer getAttempt() { return attempt; }
@@ -87,6 +178,11 @@ public class DrainState {
     public void setBlockedBy(String blockedBy) { this.blockedBy = blockedBy; }
     public List<String> getPodsSeen() { return podsSeen; }
     public void setPodsSeen(List<String> podsSeen) { this.podsSeen = podsSeen == null ? new ArrayList<>() : podsSeen; }
+    public Integer getPodsEvicted() { return podsEvicted; }
+    public void setPodsEvicted(Integer podsEvicted) { this.podsEvicted = podsEvicted; }
+    public List<String> getLastEvicted() { return lastEvicted; }
+    public void setLastEvicted(List<String> lastEvicted) { this.lastEvicted = lastEvicted == null ? new ArrayList<>() : lastEvicted; }
+
     public String getLastApiError() { return lastApiError; }
     public void setLastApiError(String lastApiError) { this.lastApiError = lastApiError; }
     public String getBlockCause() { return blockCause; }

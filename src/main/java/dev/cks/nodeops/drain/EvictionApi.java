@@ -39,7 +39,7 @@ public final class EvictionApi {
             return namespace + "/" + name;
         }
 
-        /** namespace/name/uid, the form kept in {@link DrainState#getPodsSeen()}. */
+        /** namespace/name/uid, the form {@link DrainState#getPodsSeen()} had before it kept uids alone. */
         public String key() {
             return namespace + "/" + name + "/" + uid;
         }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 import dev.cks.nodeops.common.Timestamps;
@@ -143,8 +144,8 @@ public final class NodeDrainer {
          * A watch may still show a pod this drain evicted without its deletion timestamp: it is leaving all the
          * same (the server accepted its eviction; the same uid is the same pod), and is not sent again.
          */
-        Set<String> evictedEarlier() {
-            return watch == null ? Set.of() : Set.copyOf(state.getPodsSeen());
+        Predicate<PodRef> evictedEarlier() {
+            return watch == null ? pod -> false : state::evictedEarlier;
         }
     }
 
@@ -171,7 +172,7 @@ public final class NodeDrainer {
 
     /** The pods to remove by what this step does with them: evict those due, wait for those leaving and keep the others for later. */
     private record Turn(List<Pod> leaving, List<Pod> due, List<Pod> later, int order) {
-        static Turn of(List<Pod> toRemove, Set<String> evictedEarlier) {
+        static Turn of(List<Pod> toRemove, Predicate<PodRef> evictedEarlier) {
             // Pods of a higher drain-order wait until every pod of a lower order is gone.
             int order = PodDrainPolicy.current(toRemove);
             List<Pod> leaving = toRemove.stream().filter(p -> NodeDrainer.leaving(p, evictedEarlier)).toList();
@@ -201,11 +202,14 @@ public final class NodeDrainer {
     }
 
     private Sorted readPods(Scope scope, PodFilters filters) {
-        Sorted sorted = Sorted.of(scope.watch() != null ? scope.watch().pods() : listPods(scope.node()), filters);
+        List<Pod> pods = scope.watch() != null ? scope.watch().pods() : listPods(scope.node());
+        Sorted sorted = Sorted.of(pods, filters);
         if (scope.watch() != null && sorted.nothingLeft()) {
             // "Drained" is the API server's word, not a watch's that may lag behind it.
-            sorted = Sorted.of(listPods(scope.node()), filters);
+            pods = listPods(scope.node());
+            sorted = Sorted.of(pods, filters);
         }
+        scope.state().forgetGone(pods.stream().map(NodeDrainer::refOf).toList());
         return sorted;
     }
 
@@ -296,7 +300,7 @@ public final class NodeDrainer {
             answers.values().forEach(answer -> listener.answered(EvictionOutcome.Answered.of(answer).label));
         }
         for (Pod pod : outcome.evicted()) {
-            scope.state().recordEvicted(refOf(pod).key());
+            scope.state().recordEvicted(refOf(pod));
             scope.state().recordWorkload(workloadOf(pod));
         }
         if (outcome.lastApiError() != null) {
@@ -372,8 +376,8 @@ public final class NodeDrainer {
         return numbers;
     }
 
-    private static boolean leaving(Pod pod, Set<String> evictedEarlier) {
-        return pod.getMetadata().getDeletionTimestamp() != null || evictedEarlier.contains(refOf(pod).key());
+    private static boolean leaving(Pod pod, Predicate<PodRef> evictedEarlier) {
+        return pod.getMetadata().getDeletionTimestamp() != null || evictedEarlier.test(refOf(pod));
     }
 
     private static String terminatingDetail(Pod pod, Instant now) {
@@ -388,6 +392,8 @@ public final class NodeDrainer {
     }
 
     private static DrainResult done(DrainState state) {
+        // Nothing is evicted again: what the next steps of the node read is the workloads.
+        state.keepFor(DrainState.ReadBack.WORKLOADS);
         state.setNextAttemptAt(null);
         state.setBlockedBy(null);
         return DrainResult.done(state);

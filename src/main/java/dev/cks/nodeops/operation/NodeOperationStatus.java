@@ -56,6 +56,18 @@ public abstract class NodeOperationStatus extends OperationStatus {
         return deadline == null || heldFrom == null || heldFrom.isAfter(now) ? deadline : deadline.plus(java.time.Duration.between(heldFrom, now));
     }
 
+    /** Every node of the operation, wherever the kind lists it; not a bean property. */
+    protected abstract java.util.List<? extends NodeProgress> nodeProgress();
+
+    /**
+     * The one bound on the drain history a status carries: each node keeps of its drain only what its next steps
+     * read back ({@link dev.cks.nodeops.drain.DrainState#keepFor}), so the status of an operation over a thousand
+     * dense nodes stays a few hundred bytes a node; the NodeDrained event tells what each drain evicted.
+     */
+    public void trimDrainHistory() {
+        nodeProgress().forEach(NodeProgress::keepWhatIsReadBack);
+    }
+
     /** Moves the kind's phase to the one for this stage. */
     public abstract void enter(Stage stage);
 

@@ -32,4 +32,17 @@ public abstract class NodeProgress {
     public void setCompletedAt(String completedAt) { this.completedAt = completedAt; }
     public String getError() { return error; }
     public void setError(String error) { this.error = error; }
+
+    /** What of its drain this node's next steps still read back, by its phase; not a bean property, so it stays out of the CRD. */
+    protected abstract DrainState.ReadBack drainReadBack();
+
+    /**
+     * Drops what this node's next steps no longer read back: of its drain by the one rule both kinds share
+     * ({@link DrainState#keepFor}); a kind adds its own working fields of a node it is done with.
+     */
+    public void keepWhatIsReadBack() {
+        if (drain != null) {
+            drain.keepFor(drainReadBack());
+        }
+    }
 }

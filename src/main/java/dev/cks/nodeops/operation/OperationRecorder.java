@@ -70,6 +70,7 @@ public final class OperationRecorder {
                         generation(resource), now);
             }
             next = step.get();
+            resource.getStatus().trimDrainHistory();
         } else {
             invalid(resource, String.join("; ", problems), now);
             next = Step.finished();
@@ -303,6 +304,12 @@ public final class OperationRecorder {
         } else {
             Conditions.set(conditions, type, status, reason, message, generation(resource), now);
         }
+    }
+
+    /** What the drain evicted, workloads by name: the status keeps only counts and the last names once the node moves on. */
+    public void nodeDrained(CustomResource<?, ? extends NodeOperationStatus> resource, NodeProgress node) {
+        events.normal(resource, NODE_DRAINED, "Drained node " + node.getName() + ": "
+                + (node.getDrain() == null ? "no pod evicted" : node.getDrain().evictedSummary()) + ".");
     }
 
     public void event(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message) {

@@ -103,7 +103,7 @@ final class ScaleDownDrains {
                 node.setCompletedAt(Timestamps.format(now));
                 recorder.nodeStep("drain", Duration.between(Timestamps.parse(node.getStartedAt()), now));
                 status.setProgress(ScaleDownSteps.progress(status.getNodes()));
-                recorder.event(resource, OperationRecorder.NODE_DRAINED, "Drained node " + node.getName() + ".");
+                recorder.nodeDrained(resource, node);
                 return Step.next();
             }
             case IN_PROGRESS -> {

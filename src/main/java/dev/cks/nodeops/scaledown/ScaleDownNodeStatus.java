@@ -1,5 +1,6 @@
 package dev.cks.nodeops.scaledown;
 
+import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.operation.NodeProgress;
 
 /** One node of a ScaleDown; startedAt/completedAt of the base class bound its drain. */
@@ -32,4 +33,13 @@ public class ScaleDownNodeStatus extends NodeProgress {
     public void setRemovalJobId(String removalJobId) { this.removalJobId = removalJobId; }
     public String getRemovalRequestedAt() { return removalRequestedAt; }
     public void setRemovalRequestedAt(String removalRequestedAt) { this.removalRequestedAt = removalRequestedAt; }
+
+    /** Only the drain reads its state: once drained (or given up, removed, given back) the node reads none of it. */
+    @Override
+    protected DrainState.ReadBack drainReadBack() {
+        return switch (phase == null ? Phase.Pending : phase) {
+            case Pending, Cordoned, Draining -> DrainState.ReadBack.ALL;
+            case Drained, Removed, Uncordoned, Failed, SkippedDown, Kept -> DrainState.ReadBack.NOTHING;
+        };
+    }
 }

@@ -81,6 +81,13 @@ public class ScaleDownStatus extends NodeOperationStatus {
     public List<ScaleDownNodeStatus> getNodes() { return nodes; }
     public void setNodes(List<ScaleDownNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
     public List<ScaleDownNodeStatus> getKeptNodes() { return keptNodes; }
+
+    @Override
+    protected List<ScaleDownNodeStatus> nodeProgress() {
+        List<ScaleDownNodeStatus> all = new ArrayList<>(nodes);
+        all.addAll(keptNodes);
+        return all;
+    }
     public void setKeptNodes(List<ScaleDownNodeStatus> keptNodes) { this.keptNodes = keptNodes == null ? new ArrayList<>() : keptNodes; }
     public RemovalStatus getRemoval() { return removal; }
     public void setRemoval(RemovalStatus removal) { this.removal = removal; }

@@ -136,7 +136,7 @@ final class NodeUpgradePipeline {
             case DONE -> {
                 stepDone(node, "drain", now);
                 node.setPhase(Phase.Upgrading);
-                recorder.event(upgrade, OperationRecorder.NODE_DRAINED, "Drained node " + node.getName() + ".");
+                recorder.nodeDrained(upgrade, node);
                 yield Step.next();
             }
             default -> fail(upgrade, node, "The drain of node " + node.getName() + " did not finish: " + tick.why(), now);

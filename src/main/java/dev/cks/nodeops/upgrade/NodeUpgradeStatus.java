@@ -38,6 +38,11 @@ public class NodeUpgradeStatus extends NodeOperationStatus {
     }
 
     @Override
+    protected List<UpgradeNodeStatus> nodeProgress() {
+        return nodes;
+    }
+
+    @Override
     public String phaseName() {
         return phase == null ? null : phase.name();
     }

@@ -1,5 +1,6 @@
 package dev.cks.nodeops.upgrade;
 
+import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.operation.NodeProgress;
 
 public class UpgradeNodeStatus extends NodeProgress {
@@ -85,4 +86,32 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setSoakUntil(String soakUntil) { this.soakUntil = soakUntil; }
     public String getSkipReason() { return skipReason; }
     public void setSkipReason(String skipReason) { this.skipReason = skipReason; }
+
+    /** The drain reads its state while it runs; the soak reads the workloads it evicted; after that, nothing does. */
+    @Override
+    protected DrainState.ReadBack drainReadBack() {
+        return switch (phase == null ? Phase.Pending : phase) {
+            case Pending, Cordoned, Draining -> DrainState.ReadBack.ALL;
+            case Upgrading, WaitingReady, Soaking -> DrainState.ReadBack.WORKLOADS;
+            case Skipped, Succeeded, Failed -> DrainState.ReadBack.NOTHING;
+        };
+    }
+
+    /**
+     * A node done with (upgraded, skipped, or failed and given back) has no step to time, no Ready deadline and no
+     * Job to make again: stepStartedAt, readyBy and the sightings of the Job's pod go (its WaitingReady and
+     * NodeUpgraded events keep the times; a node failed for a deleted Job says in its error when a pod of it was
+     * seen). What users read of it stays: its Job, versions, soakUntil, the ISO's last state, cordonedByUs,
+     * startedAt and completedAt.
+     */
+    @Override
+    public void keepWhatIsReadBack() {
+        super.keepWhatIsReadBack();
+        if (phase == Phase.Succeeded || phase == Phase.Skipped || phase == Phase.Failed && getCompletedAt() != null) {
+            stepStartedAt = null;
+            readyBy = null;
+            jobPodStartedAt = null;
+            jobPodNotStartedAt = null;
+        }
+    }
 }

@@ -183,6 +183,38 @@ class ScaleDownReconcilerTest {
         assertThat(registry.get("cks.operations").tag("outcome", "Succeeded").counter().count()).isEqualTo(1.0);
     }
 
+    /**
+     * ScaleDown keeps its nodes' drains by the rule NodeUpgrade keeps them (docs/upgrade.md, "What status keeps"):
+     * two workers, drains scripted to evict one pod each; no other actor.
+     */
+    @Test
+    void aDrainedNodeKeepsOnlyHowManyPodsItsDrainEvictedWhileTheNodeDrainingKeepsThePodsStillLeaving() {
+        for (String worker : List.of(W1, W2)) {
+            nodes.thenDrain(worker, (state, now) -> {
+                state.getPodsSeen().add("uid-" + worker);
+                state.setPodsEvicted(1);
+                state.getLastEvicted().add("shop/web-" + worker);
+                state.getWorkloads().add("Deployment shop/web");
+                return moving(state, now.plusSeconds(worker.equals(W1) ? 1 : 600), 1);
+            });
+        }
+        create(List.of(W1, W2), spec -> { });
+
+        ScaleDownStatus status = reconcileUntil("W1 drained, W2 draining", s -> s.getNodes().stream().anyMatch(n -> n.getName().equals(W2)
+                && n.getPhase() == ScaleDownNodeStatus.Phase.Draining && n.getDrain().getAttempt() != null));
+
+        ScaleDownNodeStatus drained = status.getNodes().stream().filter(n -> n.getName().equals(W1)).findFirst().orElseThrow();
+        ScaleDownNodeStatus draining = status.getNodes().stream().filter(n -> n.getName().equals(W2)).findFirst().orElseThrow();
+        assertThat(drained.getPhase()).isEqualTo(ScaleDownNodeStatus.Phase.Drained);
+        assertThat(drained.getDrain().getPodsEvicted()).isEqualTo(1);
+        assertThat(drained.getDrain().getPodsSeen()).isEmpty();
+        assertThat(drained.getDrain().getWorkloads()).isEmpty();
+        assertThat(drained.getDrain().getLastEvicted()).isEmpty();
+        assertThat(draining.getDrain().getPodsSeen()).containsExactly("uid-" + W2);
+        assertThat(draining.getDrain().getLastEvicted()).containsExactly("shop/web-" + W2);
+        assertThat(events.all()).anySatisfy(e -> assertThat(e.message()).isEqualTo("Drained node " + W1 + ": 1 pod(s) evicted, of Deployment shop/web."));
+    }
+
     @Test
     void aDrainThatGivesUpRollsBackEveryNodeItCordonedButNotOneCordonedBefore() {
         nodes.add(TestNodes.node(W1).unschedulable().build());

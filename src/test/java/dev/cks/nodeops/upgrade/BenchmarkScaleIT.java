@@ -15,9 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -42,15 +39,9 @@ import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
@@ -86,8 +77,7 @@ class BenchmarkScaleIT {
     private static final int DEPLOYMENTS = 5;
 
     private static final String FROM = UpgradeBed.FROM;
-    private static final String TARGET = UpgradeBed.TARGET;
-    private static final String POOL = "scale-bench.nodeops.cks.dev/pool";
+    private static final String POOL = ScaleBed.POOL;
     private static final String LOAD_NAMESPACE = "scale-load";
     private static final String SCRIPT_CONFIGMAP = "scale-bench-upgrade";
     private static final String SCRIPT = "#!/bin/sh\nset -eu\nkubeadm upgrade node\n";
@@ -102,14 +92,14 @@ class BenchmarkScaleIT {
     private final List<String> loadNodes = new ArrayList<>();
     private final StringBuilder rows = new StringBuilder();
     private final StringBuilder notes = new StringBuilder();
-    private String nodeTemplate;
+    private ScaleBed scale;
     private int loadPods;
 
     @Test
     void operatorCostAtEachSize(TestBed testBed) throws Exception {
         bed = testBed;
         client = bed.client();
-        nodeTemplate = bed.testbed(Duration.ofMinutes(1), "node-manifest", "__SCALE_NODE__", "node", "__SCALE_VERSION__");
+        scale = new ScaleBed(bed);
         client.configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
                 .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
         client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(LOAD_NAMESPACE).endMetadata()
@@ -132,10 +122,10 @@ class BenchmarkScaleIT {
         // The size counts every worker: the load nodes, the 50 upgraded and the held one.
         Instant growing = Instant.now();
         int newLoad = size - UPGRADED - 1 - loadNodes.size();
-        loadNodes.addAll(createNodes(newLoad, "v1.35.4", Map.of()));
-        List<String> upgraded = createNodes(UPGRADED, FROM, Map.of(POOL, tag + "-upgrade"));
-        String held = createNodes(1, FROM, Map.of(POOL, tag + "-held")).get(0);
-        awaitReadyNodes();
+        loadNodes.addAll(scale.createNodes(newLoad, "v1.35.4", Map.of()));
+        List<String> upgraded = scale.createNodes(UPGRADED, FROM, Map.of(POOL, tag + "-upgrade"));
+        String held = scale.createNodes(1, FROM, Map.of(POOL, tag + "-held")).get(0);
+        scale.awaitReadyNodes();
         double nodesSeconds = seconds(growing, Instant.now());
 
         Instant podsStart = Instant.now();
@@ -143,10 +133,10 @@ class BenchmarkScaleIT {
         client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(poolNamespace).endMetadata()
                 .build()).serverSideApply();
         for (int d = 0; d < DEPLOYMENTS; d++) {
-            deployment(poolNamespace, "app" + d, UPGRADED * PODS_PER_NODE / DEPLOYMENTS, tag + "-upgrade");
+            scale.deployment(poolNamespace, "app" + d, UPGRADED * PODS_PER_NODE / DEPLOYMENTS, tag + "-upgrade");
         }
         int wantedLoad = size * PODS_PER_NODE - UPGRADED * PODS_PER_NODE;
-        createLoadPods(wantedLoad - loadPods);
+        scale.bindPods(LOAD_NAMESPACE, "load-", loadNodes, loadPods, wantedLoad - loadPods);
         loadPods = wantedLoad;
         int runningPods = awaitRunningPods(size * PODS_PER_NODE, Duration.ofMinutes(15));
         double podsSeconds = seconds(podsStart, Instant.now());
@@ -183,7 +173,7 @@ class BenchmarkScaleIT {
 
                 String heldUpgrade = "scale-held-" + tag;
                 kubelets.hold(held);
-                createUpgrade(heldUpgrade, tag + "-held", 1, 3600);
+                scale.createUpgrade(heldUpgrade, tag + "-held", SCRIPT_CONFIGMAP, 1, 3600, spec -> { });
                 awaitNodePhase(heldUpgrade, UpgradeNodeStatus.Phase.WaitingReady, Duration.ofMinutes(5));
                 Thread.sleep(5_000);
                 Sample quietStart = probe.sample();
@@ -198,7 +188,7 @@ class BenchmarkScaleIT {
 
                 String bigUpgrade = "scale-up-" + tag;
                 Sample upgradeStart = probe.sample();
-                createUpgrade(bigUpgrade, tag + "-upgrade", MAX_UNAVAILABLE, 300);
+                scale.createUpgrade(bigUpgrade, tag + "-upgrade", SCRIPT_CONFIGMAP, MAX_UNAVAILABLE, 300, spec -> { });
                 NodeUpgrade done = awaitPhase(bigUpgrade, Duration.ofMinutes(30));
                 Figures upgrade = probe.between(upgradeStart, probe.sample(), heldUpgrade);
                 row(size, "upgrade of " + UPGRADED + " (maxUnavailable " + MAX_UNAVAILABLE + "): " + done.getStatus().getPhase() + ", evictions "
@@ -248,67 +238,6 @@ class BenchmarkScaleIT {
     }
 
     // ---- the bed -------------------------------------------------------------------------
-
-    private List<String> createNodes(int count, String version, Map<String, String> labels) throws Exception {
-        List<String> names = new ArrayList<>();
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        try {
-            List<Future<?>> created = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                String name = TestBed.CLUSTER + "-node-" + String.format("%010x", (System.nanoTime() ^ ((long) names.size() << 40)) & 0xffffffffffL);
-                names.add(name);
-                Node node = client.getKubernetesSerialization().unmarshal(
-                        nodeTemplate.replace("__SCALE_NODE__", name).replace("__SCALE_VERSION__", version), Node.class);
-                node.getMetadata().getLabels().putAll(labels);
-                created.add(pool.submit(() -> withRetries(() -> client.nodes().resource(node).create())));
-            }
-            for (Future<?> f : created) {
-                f.get();
-            }
-        } finally {
-            pool.shutdown();
-        }
-        return names;
-    }
-
-    private void awaitReadyNodes() {
-        Awaitility.await("every node Ready").atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofSeconds(3))
-                .until(() -> ListPages.all(client.nodes()).stream().allMatch(TestBed::isReady));
-    }
-
-    /** Pods bound to the load nodes by name (no scheduler round-trip: this 2-core bed would spend minutes on 10,000). */
-    private void createLoadPods(int count) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        try {
-            List<Future<?>> created = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                int n = loadPods + i;
-                Pod pod = new PodBuilder().withNewMetadata().withName("load-" + n).addToLabels("app", "load").endMetadata()
-                        .withNewSpec().withNodeName(loadNodes.get(n % loadNodes.size())).withTerminationGracePeriodSeconds(1L)
-                        .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer().endSpec().build();
-                created.add(pool.submit(() -> withRetries(() -> client.pods().inNamespace(LOAD_NAMESPACE).resource(pod).create())));
-            }
-            for (Future<?> f : created) {
-                f.get();
-            }
-        } finally {
-            pool.shutdown();
-        }
-    }
-
-    private void deployment(String namespace, String app, int replicas, String pool) {
-        client.apps().deployments().inNamespace(namespace).resource(new DeploymentBuilder()
-                .withNewMetadata().withName(app).endMetadata()
-                .withNewSpec().withReplicas(replicas).withNewSelector().addToMatchLabels("app", app).endSelector()
-                .withNewTemplate().withNewMetadata().addToLabels("app", app).endMetadata()
-                .withNewSpec().withNodeSelector(Map.of(POOL, pool)).withTerminationGracePeriodSeconds(1L)
-                .addNewContainer().withName("app").withImage("registry.invalid/app:1").endContainer().endSpec()
-                .endTemplate().endSpec().build()).create();
-        client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(new PodDisruptionBudgetBuilder()
-                .withNewMetadata().withName(app).endMetadata()
-                .withNewSpec().withMaxUnavailable(new IntOrString("10%")).withNewSelector().addToMatchLabels("app", app).endSelector().endSpec()
-                .build()).create();
-    }
 
     /** How many pods run when all wanted do, or when the time is up (the bed may not cope). */
     private int awaitRunningPods(int wanted, Duration atMost) throws InterruptedException {
@@ -364,44 +293,7 @@ class BenchmarkScaleIT {
         }
     }
 
-    private static void withRetries(Runnable call) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                call.run();
-                return;
-            } catch (KubernetesClientException e) {
-                if (e.getCode() == 409) {
-                    return; // created by an earlier attempt whose answer was lost
-                }
-                if (attempt == 5 || (e.getCode() != 429 && e.getCode() < 500 && e.getCode() != 0)) {
-                    throw e;
-                }
-                try {
-                    Thread.sleep(500L * attempt);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-            }
-        }
-    }
-
     // ---- the operations -------------------------------------------------------------------
-
-    private void createUpgrade(String name, String pool, int maxUnavailable, int drainTimeoutSeconds) {
-        NodeUpgrade upgrade = new NodeUpgrade();
-        upgrade.setMetadata(new ObjectMetaBuilder().withName(name).build());
-        NodeUpgradeSpec spec = new NodeUpgradeSpec();
-        spec.setTargetVersion(TARGET);
-        spec.setNodeSelector(Map.of(POOL, pool));
-        spec.setExecutor(UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh"));
-        spec.setMaxUnavailable(new IntOrString(maxUnavailable));
-        spec.setReadyTimeoutSeconds(3600);
-        spec.setTimeoutSeconds(7200);
-        spec.getDrain().setTimeoutSeconds(drainTimeoutSeconds);
-        upgrade.setSpec(spec);
-        client.resources(NodeUpgrade.class).resource(upgrade).create();
-    }
 
     private void awaitNodePhase(String name, UpgradeNodeStatus.Phase phase, Duration atMost) {
         Awaitility.await(name + " at " + phase).atMost(atMost).pollInterval(Duration.ofSeconds(1)).until(() -> {

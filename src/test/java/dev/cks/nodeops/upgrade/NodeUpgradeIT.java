@@ -106,11 +106,14 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
             assertThat(n.getPhase()).isEqualTo(Phase.Succeeded);
             assertThat(n.getFromVersion()).isEqualTo(FROM);
             assertThat(n.getVersion()).isEqualTo(TARGET);
-            assertThat(n.getReadyBy()).as("%s waited for Ready", n.getName()).isNotNull();
+            assertThat(n.getReadyBy()).as("%s is done with: its Ready deadline leaves the status (docs/upgrade.md, \"What status keeps\")", n.getName())
+                    .isNull();
             assertThat(n.getCordonedByUs()).isTrue();
             assertThat(n.getStartedAt()).isNotNull();
             assertThat(n.getCompletedAt()).isNotNull();
         });
+        assertThat(bed.events(done.getMetadata().getName())).as("each node waited for Ready")
+                .filteredOn(e -> "WaitingReady".equals(e.getReason())).hasSize(4);
         assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
         assertThat(done.getStatus().getCurrentNode()).as("no node is worked on once the upgrade has finished").isNull();
         assertThat(done.getStatus().getHeldSince()).isNull();
