@@ -252,10 +252,25 @@ public final class OperatorPods implements AutoCloseable {
         return placed;
     }
 
-    /** Waits until every started process that should have stopped has ended (its pod is gone). */
-    public void awaitStopped(Duration within) {
-        Awaitility.await("the processes of deleted operator pods ended").atMost(within).until(() -> runs.values().stream()
-                .allMatch(run -> run.stopped() != null || podInformer.getStore().getByKey(namespace + "/" + run.pod()) != null));
+    /**
+     * Waits until the processes match the pods: a running process for each pod that is not deleted, and every
+     * process of a deleted pod ended.
+     */
+    public void awaitSettled(Duration within) {
+        Awaitility.await("a process runs for each operator pod left, and only for those").atMost(within).until(() -> {
+            List<Pod> pods = podInformer.getStore().list();
+            return pods.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                    .allMatch(p -> runs.containsKey(p.getMetadata().getName()) && runs.get(p.getMetadata().getName()).stopped() == null)
+                    && runs.values().stream().allMatch(run -> run.stopped() != null || pods.stream()
+                            .anyMatch(p -> p.getMetadata().getName().equals(run.pod()) && p.getMetadata().getDeletionTimestamp() == null));
+        });
+    }
+
+    /** The pods, the processes and the Lease's holders, for a test's output. */
+    public String describe() {
+        return "operator pods " + placement() + "; processes " + runs.values().stream()
+                .map(r -> r.pod() + "@" + r.node() + (r.stopped() == null ? " running" : " exited " + r.exitStatus())).toList()
+                + "; Lease holders " + holders.stream().map(h -> h + "@" + nodeOf(h)).toList();
     }
 
     @Override
