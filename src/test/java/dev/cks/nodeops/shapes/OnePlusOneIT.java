@@ -87,10 +87,12 @@ class OnePlusOneIT {
             shape.assertUpgradedAndReleased(done);
             List<String> holders = shape.pods.holders();
             assertThat(holders.get(0)).isEqualTo(first);
-            assertThat(holders).as("the Lease went from the control-plane node's pod to the worker's, then to a pod on the control-plane node")
-                    .hasSizeGreaterThanOrEqualTo(3);
+            assertThat(holders).as("one handover per node: from the control-plane node's pod to the worker's, then to a pod on the "
+                    + "control-plane node").hasSize(3);
             assertThat(shape.pods.nodeOf(holders.get(1))).isEqualTo(shape.worker);
-            assertThat(shape.pods.nodeOf(holders.get(holders.size() - 1))).isEqualTo(shape.control);
+            assertThat(shape.pods.nodeOf(holders.get(2))).isEqualTo(shape.control);
+            assertThat(shape.pods.deleted()).filteredOn(pod -> shape.worker.equals(shape.pods.nodeOf(pod)))
+                    .as("on the worker, the standby's pod went first, the leader's last").hasSize(2).last().isEqualTo(holders.get(1));
             assertThat(shape.placement()).as("both replicas ended on the control-plane node, the worker was drained last")
                     .containsExactly(shape.control, shape.control);
             assertThat(shape.pods.fewestHealthy()).as("the chart's PDB kept one replica Ready throughout").isGreaterThanOrEqualTo(1);

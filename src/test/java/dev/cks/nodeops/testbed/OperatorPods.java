@@ -55,6 +55,7 @@ public final class OperatorPods implements AutoCloseable {
     private final Map<String, Run> runs = new ConcurrentHashMap<>();
     private final Map<String, String> nodeOfPod = new ConcurrentHashMap<>();
     private final List<String> holders = new CopyOnWriteArrayList<>();
+    private final List<String> deleted = new CopyOnWriteArrayList<>();
     private final Map<String, Boolean> healthy = new ConcurrentHashMap<>();
     private final AtomicInteger fewestHealthy = new AtomicInteger(Integer.MAX_VALUE);
     // Starting a process waits for its readiness: never on the informer's thread, nor in the way of a stop.
@@ -162,6 +163,9 @@ public final class OperatorPods implements AutoCloseable {
     }
 
     private void stop(String pod) {
+        if (!deleted.contains(pod)) {
+            deleted.add(pod);
+        }
         CompletableFuture<OperatorProcess> process = processes.get(pod);
         if (process == null) {
             return;
@@ -224,6 +228,11 @@ public final class OperatorPods implements AutoCloseable {
     /** Each identity that held the leader Lease, in order (a pod's name), without the moments nobody held it. */
     public List<String> holders() {
         return List.copyOf(holders);
+    }
+
+    /** The pods in the order they were deleted (evicted). */
+    public List<String> deleted() {
+        return List.copyOf(deleted);
     }
 
     /** The node the scheduler had bound the pod to when its process started. */
