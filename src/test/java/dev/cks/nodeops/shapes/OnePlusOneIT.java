@@ -1,6 +1,7 @@
 package dev.cks.nodeops.shapes;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +33,6 @@ import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
 import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -237,7 +237,7 @@ class OnePlusOneIT {
             });
             assertThat(kubelets.jobsOn(List.of(control, worker))).as("exactly one upgrade Job per node")
                     .extracting(SeenJob::node, SeenJob::action)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple(control, "Apply"), org.assertj.core.groups.Tuple.tuple(worker, "Node"));
+                    .containsExactly(tuple(control, "Apply"), tuple(worker, "Node"));
             for (String name : List.of(control, worker)) {
                 Node node = client.nodes().withName(name).get();
                 assertThat(node.getSpec().getUnschedulable()).as("%s left cordoned", name).isNotEqualTo(Boolean.TRUE);
