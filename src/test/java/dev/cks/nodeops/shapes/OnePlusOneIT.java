@@ -66,12 +66,19 @@ class OnePlusOneIT {
             assertUpgradedAndReleased(shape, done);
             List<String> holders = shape.pods.holders();
             assertThat(holders.get(0)).isEqualTo(first);
-            assertThat(holders).as("one handover per node: from the control-plane node's pod to the worker's, then to a pod on the "
-                    + "control-plane node").hasSize(3);
-            assertThat(shape.pods.nodeOf(holders.get(1))).isEqualTo(worker);
-            assertThat(shape.pods.nodeOf(holders.get(2))).isEqualTo(shape.control);
-            assertThat(shape.pods.deleted()).filteredOn(pod -> worker.equals(shape.pods.nodeOf(pod)))
-                    .as("on the worker, the standby's pod went first, the leader's last").hasSize(2).last().isEqualTo(holders.get(1));
+            String workerLeader = holders.get(1);
+            assertThat(shape.pods.nodeOf(workerLeader)).as("the standby on the worker took over").isEqualTo(worker);
+            assertThat(shape.pods.nodeOf(holders.get(holders.size() - 1))).as("a pod on the control-plane node leads at the end")
+                    .isEqualTo(shape.control);
+            List<String> deleted = shape.pods.deleted();
+            assertThat(deleted).filteredOn(pod -> worker.equals(shape.pods.nodeOf(pod)))
+                    .as("on the worker, the standby's pod went first, the leader's last").hasSize(2).last().isEqualTo(workerLeader);
+            // One handover per node. Beside those, only a replica already evicted may show: the bed removes a pod
+            // before its process has ended (a kubelet keeps it Terminating), so the leader may let go while the
+            // standby's process is still stopping, and that process can take the Lease for the seconds its stop takes.
+            assertThat(holders.subList(2, holders.size())).as("after the worker's leader, pods of the control-plane node, or a replica "
+                    + "evicted before it").allMatch(holder -> shape.control.equals(shape.pods.nodeOf(holder))
+                            || deleted.indexOf(holder) >= 0 && deleted.indexOf(holder) < deleted.indexOf(workerLeader));
             assertThat(shape.placement()).as("both replicas ended on the control-plane node, the worker was drained last")
                     .containsExactly(shape.control, shape.control);
             assertThat(shape.pods.fewestHealthy()).as("the chart's PDB kept one replica Ready throughout").isGreaterThanOrEqualTo(1);

@@ -74,14 +74,20 @@ public final class OperatorProcess implements AutoCloseable {
     /**
      * The operator as a pod's container runs it: configured only by the container's environment (the chart's, with
      * its Lease timings, not {@link #TEST_LEASE}); the one property added is its own HTTP port, as processes on one
-     * machine cannot share the container's.
+     * machine cannot share the container's. Returns once the process runs, as a kubelet does not wait for readiness
+     * to stop a container either.
      */
     public static OperatorProcess startAsContainer(TestBed bed, Path kubeconfig, String name, Map<String, String> environment) {
-        return launch(bed, kubeconfig, name, Map.of(), List.of(), environment);
+        return launch(bed, kubeconfig, name, Map.of(), List.of(), environment, false);
     }
 
     private static OperatorProcess launch(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions,
             Map<String, String> environment) {
+        return launch(bed, kubeconfig, name, properties, jvmOptions, environment, true);
+    }
+
+    private static OperatorProcess launch(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions,
+            Map<String, String> environment, boolean awaitReady) {
         Path root = bed.projectRoot();
         Path jar = root.resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -106,6 +112,9 @@ public final class OperatorProcess implements AutoCloseable {
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
             OperatorProcess operator = new OperatorProcess(process, builder, log, logStart, port);
+            if (!awaitReady) {
+                return operator;
+            }
             try {
                 operator.awaitReady(Duration.ofSeconds(60));
             } catch (RuntimeException notReady) {
