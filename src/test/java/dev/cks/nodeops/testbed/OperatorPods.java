@@ -38,7 +38,8 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
  * <p>Where it differs from a kubelet: KWOK reports a pod Ready before its process is (a process needs a few
  * seconds to answer its readiness probe), so a PodDisruptionBudget may count a replacement healthy a few
  * seconds early; and KWOK removes a deleted pod after at most its grace period, whether or not its process
- * has ended yet.
+ * has ended yet, so a drain may see the node empty while an evicted replica is still stopping (and may, in
+ * those seconds, take a Lease its leader let go of).
  */
 public final class OperatorPods implements AutoCloseable {
     /** One process of one pod: where the scheduler put the pod, and how the process ended (null while it runs). */
