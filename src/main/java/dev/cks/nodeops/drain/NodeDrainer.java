@@ -56,6 +56,7 @@ public final class NodeDrainer {
     private final BudgetReader budgets;
     private final EvictionListener listener;
     private final DrainWatches watches;
+    private final OwnPod own;
 
     /** A drainer that lists on every step. */
     public NodeDrainer(KubernetesClient client) {
@@ -66,7 +67,13 @@ public final class NodeDrainer {
      * @param watches where steps given a wake-up read the node's pods and budgets; null: every step lists
      */
     public NodeDrainer(KubernetesClient client, EvictionListener listener, DrainWatches watches) {
+        this(client, listener, watches, OwnPod.NONE);
+    }
+
+    /** @param own the operator's own pod, evicted from its node last ({@link OwnPod}) */
+    public NodeDrainer(KubernetesClient client, EvictionListener listener, DrainWatches watches, OwnPod own) {
         this.client = client;
+        this.own = own;
         this.evictions = new EvictionApi(client);
         this.budgets = new BudgetReader(client);
         this.listener = listener;
@@ -170,15 +177,21 @@ public final class NodeDrainer {
         }
     }
 
-    /** The pods to remove by what this step does with them: evict those due, wait for those leaving and keep the others for later. */
-    private record Turn(List<Pod> leaving, List<Pod> due, List<Pod> later, int order) {
-        static Turn of(List<Pod> toRemove, Predicate<PodRef> evictedEarlier) {
-            // Pods of a higher drain-order wait until every pod of a lower order is gone.
-            int order = PodDrainPolicy.current(toRemove);
+    /**
+     * The pods to remove by what this step does with them: evict those due, wait for those leaving and keep the others
+     * for later; the operator's own pod ({@code last}) goes when nothing else is left.
+     */
+    private record Turn(List<Pod> leaving, List<Pod> due, List<Pod> later, List<Pod> last, int order) {
+        static Turn of(List<Pod> toRemove, int awaited, Predicate<PodRef> evictedEarlier, OwnPod own) {
             List<Pod> leaving = toRemove.stream().filter(p -> NodeDrainer.leaving(p, evictedEarlier)).toList();
             List<Pod> staying = toRemove.stream().filter(p -> !NodeDrainer.leaving(p, evictedEarlier)).toList();
-            return new Turn(leaving, staying.stream().filter(p -> PodDrainPolicy.order(p) == order).toList(),
-                    staying.stream().filter(p -> PodDrainPolicy.order(p) != order).toList(), order);
+            List<Pod> last = own.heldBack(staying, leaving.size() + awaited);
+            List<Pod> rest = toRemove.stream().filter(p -> !last.contains(p)).toList();
+            // Pods of a higher drain-order wait until every pod of a lower order is gone.
+            int order = PodDrainPolicy.current(rest);
+            List<Pod> going = staying.stream().filter(p -> !last.contains(p)).toList();
+            return new Turn(leaving, going.stream().filter(p -> PodDrainPolicy.order(p) == order).toList(),
+                    going.stream().filter(p -> PodDrainPolicy.order(p) != order).toList(), last, order);
         }
 
         /** The pods this step waits for without sending anything: leaving, of a later order, or awaited to complete. */
@@ -188,6 +201,7 @@ public final class NodeDrainer {
             later.forEach(pod -> stuck.add(StuckPod.of(pod, Cause.LATER_ORDER,
                     PodDrainPolicy.ORDER + " " + PodDrainPolicy.order(pod) + ", after the pods of order " + order)));
             awaited.forEach(pod -> stuck.add(StuckPod.of(pod, Cause.AWAITING_COMPLETION, "")));
+            last.forEach(pod -> stuck.add(StuckPod.of(pod, Cause.LATER_ORDER, "the operator's own pod, evicted last")));
             return stuck;
         }
     }
@@ -223,7 +237,7 @@ public final class NodeDrainer {
 
     /** Sends the evictions due (as many as the budgets allow) and reports what still keeps pods on the node. */
     private DrainResult evictDue(Scope scope, Sorted sorted) {
-        Turn turn = Turn.of(sorted.toRemove(), scope.evictedEarlier());
+        Turn turn = Turn.of(sorted.toRemove(), sorted.awaited().size(), scope.evictedEarlier(), own);
         Round round = round(scope, turn.due());
         Map<Pod, Answer> answers = removeAll(round.send(), scope.options(), scope.givingUp());
         EvictionOutcome outcome = EvictionOutcome.of(answers, scope.givingUp(), scope.options());

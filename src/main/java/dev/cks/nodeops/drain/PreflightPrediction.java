@@ -17,7 +17,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
  * What draining a set of nodes would run into, predicted from their pods, the pod filters, dry-run
  * evictions, PodDisruptionBudget status and where the evicted pods' replacements could be scheduled.
  * Pure. Budgets are counted across the nodes drained together: two nodes each losing one pod of a
- * budget that allows one disruption need two.
+ * budget that allows one disruption need two; drained one at a time, they need one each.
  *
  * <p>A budget that allows fewer disruptions than the drain needs lets the rest go only as replacements
  * become Ready elsewhere. When those replacements cannot be scheduled anywhere (pinned to the nodes
@@ -144,7 +144,10 @@ public final class PreflightPrediction {
         Set<String> explained = new java.util.HashSet<>();
         lossesByBudget.forEach((budgetRef, podsByNode) -> {
             BudgetNumbers numbers = DisruptionBudgets.numbers(budgetByRef.get(budgetRef));
-            int losing = podsByNode.values().stream().mapToInt(List::size).sum();
+            // Drained one at a time, a node's pods are all the budget loses at once: the pods of a node drained
+            // before are back (replaced) when the next is drained.
+            int losing = draining == Draining.TOGETHER ? podsByNode.values().stream().mapToInt(List::size).sum()
+                    : podsByNode.values().stream().mapToInt(List::size).max().orElse(0);
             String unschedulable = unschedulableReplacements(numbers, podsByNode, draining, replacements);
             boolean blocks = numbers.disruptionsAllowed() == 0 || dryRunBlocked.getOrDefault(budgetRef, false) || unschedulable != null;
             if (blocks || losing > numbers.disruptionsAllowed()) {

@@ -21,6 +21,7 @@ import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.drain.EvictionApi;
 import dev.cks.nodeops.drain.EvictionListener;
 import dev.cks.nodeops.drain.NodeDrainer;
+import dev.cks.nodeops.drain.OwnPod;
 import dev.cks.nodeops.drain.PodFilters;
 import dev.cks.nodeops.drain.PodVerdict;
 import dev.cks.nodeops.drain.PreflightPrediction;
@@ -52,21 +53,21 @@ public final class KubernetesNodeWork implements NodeWork {
      * @param allNodes how nodes are read: from the API, or from an informer's cache when the operation watches Nodes
      */
     public KubernetesNodeWork(KubernetesClient client, KubernetesClient drainClient, EvictionListener evictions, Supplier<List<Node>> allNodes,
-            Function<String, Optional<Node>> oneNode) {
+            Function<String, Optional<Node>> oneNode, OwnPod own) {
         this.client = client;
         this.allNodes = allNodes;
         this.oneNode = oneNode;
         this.cordons = new Cordon(client);
         this.locks = new NodeLock(client);
         this.drainWatches = new DrainWatches(client);
-        this.drainer = new NodeDrainer(drainClient, evictions, drainWatches);
+        this.drainer = new NodeDrainer(drainClient, evictions, drainWatches, own);
         this.preflight = new DrainPreflight(drainClient);
     }
 
-    /** Nodes read from the API server on every call. */
-    public static KubernetesNodeWork readingFromApi(KubernetesClient client, KubernetesClient drainClient, EvictionListener evictions) {
+    /** Nodes read from the API server on every call; own: the operator's pod, drained last ({@link OwnPod}). */
+    public static KubernetesNodeWork readingFromApi(KubernetesClient client, KubernetesClient drainClient, EvictionListener evictions, OwnPod own) {
         return new KubernetesNodeWork(client, drainClient, evictions, () -> ListPages.all(client.nodes()),
-                name -> Optional.ofNullable(client.nodes().withName(name).get()));
+                name -> Optional.ofNullable(client.nodes().withName(name).get()), own);
     }
 
     @Override

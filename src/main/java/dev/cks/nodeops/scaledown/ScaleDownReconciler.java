@@ -68,7 +68,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     @Inject
     public ScaleDownReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings) {
-        this(clock, cloudStack, settings, OperationPorts.onCluster(client, drainClient, KIND, events, metrics));
+        this(clock, cloudStack, settings, OperationPorts.onCluster(client, drainClient, KIND, events, metrics, settings));
     }
 
     ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, OperationPorts ports) {

@@ -80,7 +80,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings, NodeCache nodeCache) {
-        this(clock, settings, cloudStack, OperationPorts.onCluster(client, drainClient, KIND, events, metrics), UpgradeJobs.on(client),
+        this(clock, settings, cloudStack, OperationPorts.onCluster(client, drainClient, KIND, events, metrics, settings), UpgradeJobs.on(client),
                 ApiServerVersions.on(client), nodeCache);
     }
 

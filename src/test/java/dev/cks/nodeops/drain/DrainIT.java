@@ -72,6 +72,34 @@ class DrainIT {
                 .as("the replacements run on the other node").containsEntry("web", 8L).containsEntry("api", 7L).containsEntry("jobs", 5L);
     }
 
+    /**
+     * The operator's own pod (the leader's, OwnPod) stays while anything else has to leave its node, and goes last:
+     * the leader keeps leading the drain of its own node to its end.
+     */
+    @Test
+    void theOperatorsOwnPodLeavesItsNodeLast() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 2, false);
+        bed.deployment("operator", 1, false);
+        bed.awaitReadyPods("web", 2);
+        bed.awaitReadyPods("operator", 1);
+        bed.addWorker();
+        bed.cordon(source);
+        Pod own = bed.podsOn(source).stream().filter(p -> "operator".equals(p.getMetadata().getLabels().get("app"))).findFirst().orElseThrow();
+        NodeDrainer drainer = new NodeDrainer(bed.client, EvictionListener.NONE, null, new OwnPod(bed.namespace, own.getMetadata().getName()));
+
+        DrainResult first = drainer.step(source, DrainBed.options(), new DrainState(), null, Instant.now());
+
+        assertThat(first.report()).contains(bed.namespace + "/" + own.getMetadata().getName() + " (the operator's own pod, evicted last)");
+        assertThat(first.state().getPodsSeen()).as("the other pods went").hasSize(2);
+        assertThat(bed.client.pods().inNamespace(bed.namespace).withName(own.getMetadata().getName()).get().getMetadata().getDeletionTimestamp())
+                .as("the own pod stays while the others leave").isNull();
+        DrainResult result = DrainBed.drainToEnd(drainer, source, DrainBed.options(), first.state(), null, Duration.ofSeconds(60));
+        assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+        assertThat(result.state().getPodsSeen()).as("then the own pod").hasSize(3);
+        assertThat(bed.podsOn(source)).isEmpty();
+    }
+
     @Test
     void pdbWithNoDisruptionAllowedBlocksAfterAllAttemptsAndNamesTheBudget() throws Exception {
         String source = bed.addWorker();
@@ -390,7 +418,7 @@ class DrainIT {
         delete.setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder().addToMatchLabels("app", "web").build());
         delete.setGracePeriodSeconds(0);
         options.setEscalation(List.of(delete));
-        dev.cks.nodeops.operation.NodeWork work = dev.cks.nodeops.operation.KubernetesNodeWork.readingFromApi(bed.client, DrainClient.from(bed.client), EvictionListener.NONE);
+        dev.cks.nodeops.operation.NodeWork work = dev.cks.nodeops.operation.KubernetesNodeWork.readingFromApi(bed.client, DrainClient.from(bed.client), EvictionListener.NONE, OwnPod.NONE);
         dev.cks.nodeops.scaledown.ScaleDownNodeStatus progress = new dev.cks.nodeops.scaledown.ScaleDownNodeStatus();
         progress.setName(node);
         progress.setDrain(new DrainState());

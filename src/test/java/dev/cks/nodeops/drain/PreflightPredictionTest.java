@@ -57,6 +57,28 @@ class PreflightPredictionTest {
         assertThat(together.describe()).startsWith("Preflight predicts the drain will be slowed:");
     }
 
+    /**
+     * A NodeUpgrade drains one node at a time: a budget allowing one disruption lets each node lose its one pod, as
+     * the chart's own PDB (maxUnavailable 1) does for its 2 replicas on a 1 control-plane + 1 worker cluster.
+     */
+    @Test
+    void podsOfOneBudgetOnNodesDrainedOneAtATimeCountPerNode() {
+        Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();
+        verdicts.put("control-1", evictAll(pod("operator-a", "operator")));
+        verdicts.put("w-1", evictAll(pod("operator-b", "operator")));
+        PodDisruptionBudget budget = budget("operator", "operator", 1, 2, 1);
+
+        PreflightPrediction.Report oneAtATime = PreflightPrediction.predict(verdicts, List.of(budget), Map.of(), Draining.ONE_AT_A_TIME, NOT_CHECKED);
+
+        assertThat(oneAtATime.budgets()).isEmpty();
+        assertThat(oneAtATime.describe()).isEqualTo("Preflight found nothing that would block the drain.");
+
+        verdicts.put("w-1", evictAll(pod("operator-b", "operator"), pod("operator-c", "operator")));
+        PreflightPrediction.Report twoOnOneNode = PreflightPrediction.predict(verdicts, List.of(budget), Map.of(), Draining.ONE_AT_A_TIME, NOT_CHECKED);
+        assertThat(twoOnOneNode.predictsBlock()).isFalse();
+        assertThat(twoOnOneNode.describe()).as("one node losing both pods waits for a replacement").startsWith("Preflight predicts the drain will be slowed:");
+    }
+
     @Test
     void aBudgetAllowingNoDisruptionBlocks() {
         PreflightPrediction.Report report = PreflightPrediction.predict(Map.of("w-1", evictAll(pod("db-1", "db"), pod("web-1", "web"))),

@@ -66,6 +66,28 @@ public final class OperatorProcess implements AutoCloseable {
 
     /** The same with JVM options before the operator's properties (a benchmark runs it with the image's). */
     public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions) {
+        Map<String, String> props = new LinkedHashMap<>(TEST_LEASE);
+        props.putAll(properties);
+        return launch(bed, kubeconfig, name, props, jvmOptions, Map.of());
+    }
+
+    /**
+     * The operator as a pod's container runs it: configured only by the container's environment (the chart's, with
+     * its Lease timings, not {@link #TEST_LEASE}); the one property added is its own HTTP port, as processes on one
+     * machine cannot share the container's. Returns once the process runs, as a kubelet does not wait for readiness
+     * to stop a container either.
+     */
+    public static OperatorProcess startAsContainer(TestBed bed, Path kubeconfig, String name, Map<String, String> environment) {
+        return launch(bed, kubeconfig, name, Map.of(), List.of(), environment, false);
+    }
+
+    private static OperatorProcess launch(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions,
+            Map<String, String> environment) {
+        return launch(bed, kubeconfig, name, properties, jvmOptions, environment, true);
+    }
+
+    private static OperatorProcess launch(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions,
+            Map<String, String> environment, boolean awaitReady) {
         Path root = bed.projectRoot();
         Path jar = root.resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -77,7 +99,6 @@ public final class OperatorProcess implements AutoCloseable {
             long logStart = Files.exists(log) ? Files.size(log) : 0;
             Map<String, String> props = new LinkedHashMap<>();
             props.put("quarkus.http.port", Integer.toString(port));
-            props.putAll(TEST_LEASE);
             props.putAll(properties);
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
             command.addAll(jvmOptions);
@@ -85,11 +106,15 @@ public final class OperatorProcess implements AutoCloseable {
             command.addAll(List.of("-jar", jar.toString()));
             ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().putAll(environment);
             builder.environment().put("KUBECONFIG", kubeconfig.toString());
             Process process = builder.start();
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
             OperatorProcess operator = new OperatorProcess(process, builder, log, logStart, port);
+            if (!awaitReady) {
+                return operator;
+            }
             try {
                 operator.awaitReady(Duration.ofSeconds(60));
             } catch (RuntimeException notReady) {
