@@ -66,6 +66,12 @@ public final class OperatorProcess implements AutoCloseable {
 
     /** The same with JVM options before the operator's properties (a benchmark runs it with the image's). */
     public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions) {
+        return start(bed, kubeconfig, name, properties, jvmOptions, Map.of());
+    }
+
+    /** The same with more environment variables (e.g. a shifted clock, {@link SkewedClock}). */
+    public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions,
+            Map<String, String> environment) {
         Path root = bed.projectRoot();
         Path jar = root.resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -85,6 +91,7 @@ public final class OperatorProcess implements AutoCloseable {
             command.addAll(List.of("-jar", jar.toString()));
             ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().putAll(environment);
             builder.environment().put("KUBECONFIG", kubeconfig.toString());
             Process process = builder.start();
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
@@ -191,6 +198,31 @@ public final class OperatorProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** SIGSTOP or SIGCONT ({@code "STOP"}, {@code "CONT"}): the process frozen as in a long GC pause, and thawed. */
+    public void signal(String signal) {
+        try {
+            int status = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
+            if (status != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " exited with " + status);
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("could not send SIG" + signal + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether the process is stopped (SIGSTOP), from its state in /proc. */
+    public boolean isStopped() {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("T");
+        } catch (IOException e) {
+            return false;
         }
     }
 
