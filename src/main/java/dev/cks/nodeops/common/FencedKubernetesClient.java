@@ -9,6 +9,8 @@ import jakarta.inject.Singleton;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.Interceptor;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
@@ -27,8 +29,7 @@ public class FencedKubernetesClient {
     KubernetesClient kubernetesClient(KubernetesSerialization serialization, Config config, LeaderFence fence) {
         Interceptor fenced = new Interceptor() {
             @Override
-            public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder, io.fabric8.kubernetes.client.http.HttpRequest request,
-                    RequestTags tags) {
+            public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
                 if (isWrite(request.method())) {
                     fence.beforeWrite(request.method() + " " + request.uri().getPath());
                 }
