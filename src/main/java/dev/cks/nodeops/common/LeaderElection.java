@@ -14,6 +14,7 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import jakarta.interceptor.Interceptor;
 
 import org.jboss.logging.Logger;
 
@@ -101,7 +102,7 @@ public class LeaderElection extends LeaderElectionConfiguration {
      * answer in time leaves the clock unmeasured: the operator starts (it must, during a control-plane upgrade) and
      * says so.
      */
-    void refuseToRunWithASkewedClock(@Observes @Priority(jakarta.interceptor.Interceptor.Priority.PLATFORM_BEFORE) StartupEvent event) {
+    void refuseToRunWithASkewedClock(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) StartupEvent event) {
         Optional<ClockSkew> skew = measureClock();
         if (skew.isEmpty()) {
             return;
