@@ -89,8 +89,10 @@ class LeaderFencingIT {
                     Awaitility.await("the standby finishes").atMost(Duration.ofSeconds(180))
                             .until(() -> LeaderElectionIT.phase(client, name) == ScaleDownStatus.Phase.Succeeded);
                     assertThat(LeaderElectionIT.holder(client)).isEqualTo(tag + "-b");
-                    assertThat(Duration.between(frozen, Instant.now())).as("frozen for longer than the Lease")
-                            .isGreaterThan(Duration.ofSeconds(OperatorProcess.TEST_LEASE_SECONDS));
+                    // The standby may finish sooner than the Lease after the freeze (it waits out the Lease, then only the
+                    // 20 s request window since the intent): the leader stays frozen at least a Lease and 5 s in any case.
+                    Duration hold = Duration.ofSeconds(Math.max(0, Duration.between(Instant.now(), frozen.plusSeconds(OperatorProcess.TEST_LEASE_SECONDS + 5L)).toSeconds()));
+                    Awaitility.await().pollDelay(hold).atMost(hold.plusSeconds(5)).until(() -> true);
                     int scalesBefore = cloudStack.simulator().calls("scaleKubernetesCluster").size();
                     assertThat(scalesBefore).as("the standby sent the scale the frozen leader had only recorded").isEqualTo(1);
 
