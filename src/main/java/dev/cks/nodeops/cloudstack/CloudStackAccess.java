@@ -14,6 +14,7 @@ import jakarta.inject.Inject;
 
 import org.jboss.logging.Logger;
 
+import dev.cks.nodeops.common.LeaderFence;
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -45,8 +46,8 @@ public class CloudStackAccess {
     private final Optional<String> configuredClusterId;
 
     @Inject
-    public CloudStackAccess(KubernetesClient kubernetes, OperatorSettings settings, MeterRegistry registry, Clock clock) {
-        this(new ClientFromSecret(kubernetes, settings.cloudstack(), registry, clock), settings.cloudstack().clusterId());
+    public CloudStackAccess(KubernetesClient kubernetes, OperatorSettings settings, MeterRegistry registry, Clock clock, LeaderFence fence) {
+        this(new ClientFromSecret(kubernetes, settings.cloudstack(), registry, clock, fence), settings.cloudstack().clusterId());
     }
 
     /** @param clients the client to use now; throws {@link Unavailable} when there is none */
@@ -66,14 +67,16 @@ public class CloudStackAccess {
         private final OperatorSettings.CloudStack settings;
         private final CloudStackApiMetrics metrics;
         private final Clock clock;
+        private final LeaderFence fence;
         private CloudStackClient client;
         private String clientSecretVersion;
 
-        ClientFromSecret(KubernetesClient kubernetes, OperatorSettings.CloudStack settings, MeterRegistry registry, Clock clock) {
+        ClientFromSecret(KubernetesClient kubernetes, OperatorSettings.CloudStack settings, MeterRegistry registry, Clock clock, LeaderFence fence) {
             this.kubernetes = kubernetes;
             this.settings = settings;
             this.metrics = new CloudStackApiMetrics(registry);
             this.clock = clock;
+            this.fence = fence;
         }
 
         @Override
@@ -93,7 +96,8 @@ public class CloudStackAccess {
                 } catch (IllegalArgumentException unusable) {
                     throw new Unavailable(unusable.getMessage());
                 }
-                client = new CloudStackClient(credentials, clientSettings(settings), metrics, clock, Sleeper.REAL, CloudStackClient.RANDOM_JITTER);
+                client = new CloudStackClient(credentials, clientSettings(settings), metrics, clock, Sleeper.REAL, CloudStackClient.RANDOM_JITTER,
+                        fence::beforeWrite);
                 clientSecretVersion = version;
                 client.plainHttpWarning().ifPresent(LOG::warn);
             }

@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import okhttp3.FormBody;
 import okhttp3.HttpUrl;
@@ -52,6 +53,8 @@ public final class CloudStackClient {
     private final DoubleSupplier jitter;
     private final SecretRedactor redactor;
     private final CloudStackClock cloudStackClock;
+    /** Told each write's command right before it is sent: the leader's fence, which halts a replica that lost its Lease. */
+    private final Consumer<String> beforeWrite;
 
     /** The random half of each backoff ({@link RetryPolicy#backoffBefore}) that keeps replicas out of lock step. */
     static final DoubleSupplier RANDOM_JITTER = () -> ThreadLocalRandom.current().nextDouble();
@@ -94,6 +97,14 @@ public final class CloudStackClient {
     /** @param metrics the process's one set of CloudStack metrics, which outlives a client built for the keys before a rotation */
     public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
             CloudStackApiMetrics metrics, Clock clock, Sleeper sleeper, DoubleSupplier jitter) {
+        this(credentials, settings, metrics, clock, sleeper, jitter, command -> {
+        });
+    }
+
+    /** @param beforeWrite told each write's command right before it is sent (LeaderFence) */
+    public CloudStackClient(CloudStackCredentials credentials, CloudStackClientSettings settings,
+            CloudStackApiMetrics metrics, Clock clock, Sleeper sleeper, DoubleSupplier jitter, Consumer<String> beforeWrite) {
+        this.beforeWrite = beforeWrite;
         this.credentials = credentials;
         this.settings = settings;
         this.apiUrl = HttpUrl.parse(credentials.apiUrl());
@@ -728,6 +739,9 @@ public final class CloudStackClient {
             params.put("expires", CloudStackTimestamps.format(expires));
         }
         String signature = RequestSigner.sign(params, credentials.secretKey());
+        if (call.write()) {
+            beforeWrite.accept(call.name());
+        }
         Request request = call.write() ? postRequest(params, signature) : getRequest(params, signature);
         OkHttpClient http = call.write() ? writeHttp : readHttp;
         long startNanos = System.nanoTime();

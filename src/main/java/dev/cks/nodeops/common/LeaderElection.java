@@ -1,12 +1,12 @@
 package dev.cks.nodeops.common;
 
-import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -14,6 +14,7 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import jakarta.interceptor.Interceptor;
 
 import org.jboss.logging.Logger;
 
@@ -30,10 +31,11 @@ import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
 
 /**
- * Two replicas are safe: only the holder of the Lease reconciles. The identity must differ per
- * process (two local processes may share a host name), hence the pid. `cks_operator_leader` is 1 on the
+ * Two replicas are safe: only the holder of the Lease reconciles, and it writes nothing once the Lease is lost
+ * ({@link LeaderFence}). `cks_operator_leader` is 1 on the
  * replica that holds the Lease, so "no replica leads" is an alert. Timings: see
  * {@link OperatorSettings.LeaderElection}.
  */
@@ -50,20 +52,15 @@ public class LeaderElection extends LeaderElectionConfiguration {
     private final String identity;
 
     static final String LEASE_NAME = "cks-node-operator-leader";
-    /** Each of the release's two calls (read, patch) gives up after this: a stop takes a few seconds at most. */
+    /** Each of the release's two calls (read, patch), and the clock's measurement at start, gives up after this. */
     private static final int RELEASE_TIMEOUT_MILLIS = 3000;
     /** The API's MicroTime (RFC 3339 with exactly six fractional digits), as a Lease's times are written. */
     private static final DateTimeFormatter MICRO_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSX").withZone(ZoneOffset.UTC);
 
     @Inject
-    public LeaderElection(OperatorSettings settings, MeterRegistry registry, KubernetesClient client, Clock clock) {
-        this(settings, registry, new AtomicInteger(), settings.leaderElection().identity().orElseGet(LeaderElection::defaultIdentity), client, clock);
-    }
-
-    private LeaderElection(OperatorSettings settings, MeterRegistry registry, AtomicInteger leading, String identity, KubernetesClient client, Clock clock) {
-        this(settings, registry, leading, new AtomicBoolean(), identity, new LeaseWatchdog(client, clock, settings.namespace(), LEASE_NAME, identity,
-                Duration.ofSeconds(settings.leaderElection().renewDeadlineSeconds()), Duration.ofSeconds(settings.leaderElection().retryPeriodSeconds())),
-                client, clock);
+    public LeaderElection(OperatorSettings settings, MeterRegistry registry, KubernetesClient client, Clock clock, LeaderFence fence) {
+        this(settings, registry, new AtomicInteger(), new AtomicBoolean(), fence.identity(), new LeaseWatchdog(client, clock, settings.namespace(),
+                LEASE_NAME, fence.deadline(), Duration.ofSeconds(settings.leaderElection().retryPeriodSeconds())), client, clock);
     }
 
 
@@ -96,6 +93,48 @@ public class LeaderElection extends LeaderElectionConfiguration {
         this.identity = identity;
         Gauge.builder(LEADER_METRIC, leading, AtomicInteger::get).description("1 while this replica holds the leader Lease")
                 .strongReference(true).register(registry);
+    }
+
+    /**
+     * Before this replica joins the election (JOSDK starts the elector on the same event, later): one request to the
+     * API server measures this replica's clock against the server's ({@link ClockSkew}); a replica whose clock is
+     * surely off by more than the elector tolerates refuses to start, naming the skew. An API server that does not
+     * answer in time leaves the clock unmeasured: the operator starts (it must, during a control-plane upgrade) and
+     * says so.
+     */
+    void refuseToRunWithASkewedClock(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) StartupEvent event) {
+        Optional<ClockSkew> skew = measureClock();
+        if (skew.isEmpty()) {
+            return;
+        }
+        Optional<String> refusal = skew.get().refusal(ClockSkew.tolerated(getLeaseDuration(), getRenewDeadline()), getLeaseDuration(), getRenewDeadline());
+        if (refusal.isPresent()) {
+            LOG.error(refusal.get());
+            throw new IllegalStateException(refusal.get());
+        }
+    }
+
+    private Optional<ClockSkew> measureClock() {
+        try {
+            var http = client.getHttpClient();
+            Instant sent = clock.instant();
+            var answer = http.sendAsync(http.newHttpRequestBuilder().uri(client.getMasterUrl().toURI().resolve("/version"))
+                    .timeout(RELEASE_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).build(), String.class).get(RELEASE_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            Instant answered = clock.instant();
+            String date = answer.header("Date");
+            if (date == null) {
+                LOG.warn("The API server's answer has no Date header: this replica's clock is not checked against it.");
+                return Optional.empty();
+            }
+            return Optional.of(ClockSkew.measure(sent, answered, DateTimeFormatter.RFC_1123_DATE_TIME.parse(date, Instant::from)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } catch (Exception unanswered) {
+            LOG.warnf("Could not check this replica's clock against the API server's (%s): leader election relies on the replicas' clocks"
+                    + " being synchronised (docs/reliability.md).", unanswered.getMessage());
+            return Optional.empty();
+        }
     }
 
     /**
@@ -139,16 +178,11 @@ public class LeaderElection extends LeaderElectionConfiguration {
      * reconciles in flight finish (status patches, evictions, CloudStack calls), so the process halts
      * at once; its Deployment starts it again as a standby.
      */
-    private static void stopAtOnce(String why) {
+    static void stopAtOnce(String why) {
         LOG.errorf("Lost the leader Lease (%s): halting now so that no write follows.", why);
         // halt runs no shutdown hook and flushes nothing: the line must reach the log first.
         System.out.flush();
         System.err.flush();
         Runtime.getRuntime().halt(LOST_LEASE_EXIT_STATUS);
-    }
-
-    private static String defaultIdentity() {
-        String host = Optional.ofNullable(System.getenv("HOSTNAME")).orElse("operator");
-        return host + "-" + ManagementFactory.getRuntimeMXBean().getPid();
     }
 }

@@ -29,13 +29,14 @@ final class LeaseWatchdog {
     private final LeaseDeadline deadline;
     private ScheduledExecutorService threads;
 
-    LeaseWatchdog(KubernetesClient client, Clock clock, String namespace, String lease, String identity, Duration renewDeadline, Duration readEvery) {
+    /** @param deadline shared with the {@link LeaderFence}, which checks it before each write */
+    LeaseWatchdog(KubernetesClient client, Clock clock, String namespace, String lease, LeaseDeadline deadline, Duration readEvery) {
         this.client = client;
         this.clock = clock;
         this.namespace = namespace;
         this.lease = lease;
         this.readEvery = readEvery;
-        this.deadline = new LeaseDeadline(identity, renewDeadline);
+        this.deadline = deadline;
     }
 
     /** Starts watching; {@code stop} is told why once the Lease is lost. */

@@ -17,8 +17,12 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * leaves out is removed (a request time whose request never arrived, the node no longer worked on). With two
  * managers a field stays while the other still claims it (docs/architecture.md).
  *
- * <p>Without resourceVersion, unlike JOSDK's write: this one comes before a side effect and must land; only the
- * leader writes an operation's status, so there is no other writer to conflict with.
+ * <p>Conditional on the resourceVersion the reconcile read (or this store last wrote), as JOSDK's own apply of the
+ * status is: a status someone wrote since — a newer leader while this one was frozen, or a version this reconcile's
+ * stale cache never showed it — is never overwritten. The API server answers 409 Conflict instead, the step fails
+ * before its side effect, and the reconcile is run again from what the API server holds now: re-read, re-decided
+ * ({@link OperationRecorder#retrying}). The resourceVersion comes back with each write, so the reconcile's own
+ * writes chain, and JOSDK's apply at its end is conditional on the last of them.
  */
 final class AppliedStatusStore implements StatusStore {
     private static final String STATUS = "status";
@@ -86,7 +90,7 @@ final class AppliedStatusStore implements StatusStore {
         ((CustomResource<?, Object>) target).setStatus(status);
     }
 
-    /** The resource's kind and name alone: what is written is only what the patch says. */
+    /** The resource's kind, name and the version the write is conditional on: what is written is only what the patch says. */
     private static CustomResource<?, ?> named(CustomResource<?, ?> resource) {
         CustomResource<?, ?> target;
         try {
@@ -95,7 +99,7 @@ final class AppliedStatusStore implements StatusStore {
             throw new IllegalStateException(resource.getClass() + " has no public no-argument constructor", e);
         }
         target.setMetadata(new ObjectMetaBuilder().withName(resource.getMetadata().getName())
-                .withNamespace(resource.getMetadata().getNamespace()).build());
+                .withNamespace(resource.getMetadata().getNamespace()).withResourceVersion(resource.getMetadata().getResourceVersion()).build());
         return target;
     }
 }

@@ -14,6 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@code <point>} or {@code <point>@<n>} for its n-th time); then the JVM halts at once, with no
  * shutdown hook, no status patch and no lease release, as when the operator's node dies. Reconciler
  * tests in one JVM arm a point with {@link #armInProcess} instead, which throws.
+ *
+ * <p>The test-only property {@value #PAUSE_PROPERTY} names a point the same way, where the process stops
+ * itself (SIGSTOP) instead, as a leader frozen in a long GC pause: a fencing test resumes it (SIGCONT) after
+ * its Lease has passed to another replica and checks that it writes nothing more.
  */
 public enum KillPoint {
     // ScaleDown: planning, cordon, drain, rollback
@@ -60,10 +64,13 @@ public enum KillPoint {
 
     /** The test-only system property that arms one point. */
     public static final String PROPERTY = "cks-test.kill-at";
+    /** The test-only system property that makes the process stop itself (SIGSTOP) at one point. */
+    public static final String PAUSE_PROPERTY = "cks-test.pause-at";
     /** The exit status of a halted operator: 128 + SIGKILL, as a killed process reports. */
     public static final int EXIT_STATUS = 137;
 
-    private static volatile Armed armed = Armed.parse(System.getProperty(PROPERTY)).orElse(null);
+    private static volatile Armed armed = Armed.parse(PROPERTY, System.getProperty(PROPERTY), KillPoint::halt)
+            .or(() -> Armed.parse(PAUSE_PROPERTY, System.getProperty(PAUSE_PROPERTY), KillPoint::pause)).orElse(null);
 
     private final String pointName;
     private final String boundary;
@@ -114,15 +121,15 @@ public enum KillPoint {
         }
 
         /** {@code <point>} or {@code <point>@<n>}; an unknown name is an error, so a typo cannot make a test pass without a kill. */
-        static Optional<Armed> parse(String value) {
+        static Optional<Armed> parse(String property, String value, java.util.function.BiConsumer<KillPoint, Integer> action) {
             if (value == null || value.isBlank()) {
                 return Optional.empty();
             }
             String[] parts = value.strip().split("@", 2);
             KillPoint point = named(parts[0]).orElseThrow(() -> new IllegalArgumentException(
-                    "-D" + PROPERTY + "=" + value + " names no kill point; the points are listed in docs/reliability.md"));
+                    "-D" + property + "=" + value + " names no kill point; the points are listed in docs/reliability.md"));
             int nth = parts.length == 2 ? Integer.parseInt(parts[1]) : 1;
-            return Optional.of(new Armed(point, nth, () -> halt(point, nth)));
+            return Optional.of(new Armed(point, nth, () -> action.accept(point, nth)));
         }
     }
 
@@ -131,5 +138,28 @@ public enum KillPoint {
         System.err.println("KILL POINT " + point.pointName + "@" + nth + " reached: halting (" + point.boundary + ")");
         System.err.flush();
         Runtime.getRuntime().halt(EXIT_STATUS);
+    }
+
+    /** A gap in the monotonic clock this long while spinning means the process was stopped and has resumed. */
+    private static final long STOPPED_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+
+    /**
+     * Stops every thread of the process where it is, until a SIGCONT. The thread that reached the point spins
+     * meanwhile instead of waiting for the stopping child process: frozen while running, it runs on at once when the
+     * process resumes, as a reconcile does after a GC pause, with no wake-up to wait for.
+     */
+    private static void pause(KillPoint point, int nth) {
+        System.err.println("PAUSE POINT " + point.pointName + "@" + nth + " reached: stopping (" + point.boundary + ")");
+        System.err.flush();
+        try {
+            new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).inheritIO().start();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("could not stop the process at " + point.pointName + ": " + e.getMessage(), e);
+        }
+        long last = System.nanoTime();
+        for (long now = last; now - last < STOPPED_NANOS; now = System.nanoTime()) {
+            last = now;
+            Thread.onSpinWait();
+        }
     }
 }

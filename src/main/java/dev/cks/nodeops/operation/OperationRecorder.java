@@ -13,6 +13,7 @@ import dev.cks.nodeops.drain.DrainResult;
 import dev.cks.nodeops.drain.DrainState;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 
@@ -138,7 +139,9 @@ public final class OperationRecorder {
      */
     public <R extends CustomResource<?, ? extends NodeOperationStatus>> ErrorStatusUpdateControl<R> retrying(R resource, Exception error,
             Instant now) {
-        if (resource.getStatus() == null) {
+        if (resource.getStatus() == null || isConflict(error)) {
+            // A conflict is no failure to report: the status changed since this reconcile read it (AppliedStatusStore),
+            // and its retry reads it again and decides anew; a status written from what this one read would conflict too.
             return ErrorStatusUpdateControl.noStatusUpdate();
         }
         String message = BlockedByReport.tail("The last step failed and is tried again with backoff: " + error.getMessage());
@@ -146,6 +149,15 @@ public final class OperationRecorder {
             events.warning(resource, RETRYING, message);
         }
         return ErrorStatusUpdateControl.patchStatus(resource);
+    }
+
+    private static boolean isConflict(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof KubernetesClientException kubernetes && kubernetes.getCode() == java.net.HttpURLConnection.HTTP_CONFLICT) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private boolean setWaiting(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message, Instant now) {

@@ -38,7 +38,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  */
 @ExtendWith(TestBedExtension.class)
 class LeaderElectionIT {
-    private static final String LEASE = "cks-node-operator-leader";
+    static final String LEASE = "cks-node-operator-leader";
 
     @Test
     void theStandbyTakesOverAKilledLeadersScaleDownAndFinishesIt(TestBed bed) {
@@ -237,7 +237,7 @@ class LeaderElectionIT {
         }
     }
 
-    private static String holder(KubernetesClient client) {
+    static String holder(KubernetesClient client) {
         Lease lease = client.leases().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(LEASE).get();
         return lease == null ? null : lease.getSpec().getHolderIdentity();
     }
@@ -246,7 +246,7 @@ class LeaderElectionIT {
         return phase(client, "leader-handover");
     }
 
-    private static ScaleDownStatus.Phase phase(KubernetesClient client, String name) {
+    static ScaleDownStatus.Phase phase(KubernetesClient client, String name) {
         ScaleDown current = client.resources(ScaleDown.class).withName(name).get();
         return current == null || current.getStatus() == null ? null : current.getStatus().getPhase();
     }

@@ -154,7 +154,7 @@ public class MetricsDocTest {
         cloudStack.recordRetry("listVirtualMachines");
         cloudStack.recordError("listVirtualMachines", 530);
         cloudStack.recordJob("scaleKubernetesCluster", CloudStackApiMetrics.SUCCESS, Duration.ofSeconds(2));
-        new LeaderElection(settings, registry, null, java.time.Clock.systemUTC());
+        new LeaderElection(settings, registry, null, java.time.Clock.systemUTC(), new dev.cks.nodeops.common.LeaderFence(settings, java.time.Clock.systemUTC()));
         new StatusMetrics(null, settings, registry, java.time.Clock.systemUTC()).export(List.of(upgradeDraining()), List.of(scaleDown()), List.of(auditThatRan()));
 
         Map<String, Set<String>> metrics = new TreeMap<>();

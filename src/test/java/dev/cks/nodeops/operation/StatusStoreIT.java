@@ -1,6 +1,7 @@
 package dev.cks.nodeops.operation;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,6 +19,7 @@ import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -118,6 +120,43 @@ class StatusStoreIT {
         store.persist(resource);
 
         assertThat(statusManagers(read())).containsExactly(MANAGER);
+    }
+
+    /**
+     * The other actor: a newer leader (another replica) that wrote the status after this reconcile read it. The write
+     * from the older read is refused (409 Conflict), and the newer status, its recorded job included, stays whole.
+     */
+    @Test
+    void aWriteFromAnOlderReadIsRefusedAndTheNewerStatusStays() {
+        resource.getStatus().setPhase(ScaleDownStatus.Phase.Removing);
+        store.persist(resource);
+        ScaleDown newer = read();
+        ScaleDownStatus.RemovalStatus removal = new ScaleDownStatus.RemovalStatus();
+        removal.setJobId("job-of-the-new-leader");
+        newer.getStatus().setRemoval(removal);
+        StatusStore newLeader = StatusStore.on(client);
+        newLeader.writeAs(MANAGER);
+        newLeader.persist(newer);
+
+        resource.getStatus().setPhase(ScaleDownStatus.Phase.Draining);
+        assertThatThrownBy(() -> store.persist(resource)).isInstanceOfSatisfying(KubernetesClientException.class,
+                conflict -> assertThat(conflict.getCode()).isEqualTo(409));
+
+        assertThat(read().getStatus().getPhase()).isEqualTo(ScaleDownStatus.Phase.Removing);
+        assertThat(read().getStatus().getRemoval().getJobId()).isEqualTo("job-of-the-new-leader");
+    }
+
+    /** Each write returns the version it made: the reconcile's next write, and JOSDK's at its end, follow on from it. */
+    @Test
+    void aReconcilesOwnWritesFollowOnFromEachOther() {
+        resource.getStatus().setCurrentNode("w1");
+        store.persist(resource);
+        resource.getStatus().setPhase(ScaleDownStatus.Phase.Draining);
+        store.persist(resource);
+        resource.getStatus().setPhase(ScaleDownStatus.Phase.Removing);
+        endOfReconcile();
+
+        assertThat(read().getStatus().getPhase()).isEqualTo(ScaleDownStatus.Phase.Removing);
     }
 
     /**

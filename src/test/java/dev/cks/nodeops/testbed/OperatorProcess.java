@@ -66,9 +66,15 @@ public final class OperatorProcess implements AutoCloseable {
 
     /** The same with JVM options before the operator's properties (a benchmark runs it with the image's). */
     public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions) {
+        return start(bed, kubeconfig, name, properties, jvmOptions, Map.of());
+    }
+
+    /** The same with more environment variables (e.g. a shifted clock, {@link SkewedClock}). */
+    public static OperatorProcess start(TestBed bed, Path kubeconfig, String name, Map<String, String> properties, List<String> jvmOptions,
+            Map<String, String> environment) {
         Map<String, String> props = new LinkedHashMap<>(TEST_LEASE);
         props.putAll(properties);
-        return launch(bed, kubeconfig, name, props, jvmOptions, Map.of());
+        return launch(bed, kubeconfig, name, props, jvmOptions, environment);
     }
 
     /**
@@ -216,6 +222,31 @@ public final class OperatorProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** SIGSTOP or SIGCONT ({@code "STOP"}, {@code "CONT"}): the process frozen as in a long GC pause, and thawed. */
+    public void signal(String signal) {
+        try {
+            int status = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
+            if (status != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " exited with " + status);
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("could not send SIG" + signal + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether the process is stopped (SIGSTOP), from its state in /proc. */
+    public boolean isStopped() {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("T");
+        } catch (IOException e) {
+            return false;
         }
     }
 
