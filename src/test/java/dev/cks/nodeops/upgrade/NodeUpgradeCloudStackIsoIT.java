@@ -228,29 +228,53 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
             String jobName = nodeStatus(running, worker).getJobName();
             assertThat(cloudStack.simulator().vm(vm).isoId()).isNotNull();
 
-            testBed.client().resource(running).delete();
-            bed.await("nu-iso-deleted", Duration.ofSeconds(20), u -> u.getMetadata().getDeletionTimestamp() != null);
-            assertThat(cloudStack.simulator().calls("detachIso")).as("not while the Job runs").isEmpty();
-            assertThat(bed.get("nu-iso-deleted")).as("kept by its finalizer while the Job runs").isNotNull();
+            // A watch sees every state of the Job, the last one before its deletion too, and counts the detaches at
+            // the moment the Job is seen ended: polling with GETs could miss the end when the operator was quicker.
+            JobWatch job = new JobWatch();
+            try (var watch = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).watch(job)) {
+                testBed.client().resource(running).delete();
+                bed.await("nu-iso-deleted", Duration.ofSeconds(20), u -> u.getMetadata().getDeletionTimestamp() != null);
+                assertThat(cloudStack.simulator().calls("detachIso")).as("not while the Job runs").isEmpty();
+                assertThat(bed.get("nu-iso-deleted")).as("kept by its finalizer while the Job runs").isNotNull();
 
-            // The Job ends by its own deadline, not by the garbage collector (it has no owner); detaching waits for that.
-            Awaitility.await("the Job ended by its deadline").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> jobEnded(jobName));
-            assertThat(cloudStack.simulator().calls("detachIso")).as("not before the Job ended").isEmpty();
+                // The Job ends by its own deadline, not by the garbage collector (it has no owner); detaching waits for that.
+                Awaitility.await("the Job ended by its deadline").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+                        .until(() -> job.detachesWhenEnded != null || job.deletedWhile != null || job.closedBy != null);
+                assertThat(job.closedBy).as("the watch of the Job ended by an error").isNull();
+                assertThat(job.deletedWhile instanceof UpgradeJob.Running).as("the Job is not deleted while it runs").isFalse();
+                assertThat(job.detachesWhenEnded).as("not detached before the Job ended").isZero();
 
-            Awaitility.await("the NodeUpgrade gone").atMost(Duration.ofSeconds(120)).until(() -> bed.get("nu-iso-deleted") == null);
+                Awaitility.await("the NodeUpgrade gone").atMost(Duration.ofSeconds(120)).until(() -> bed.get("nu-iso-deleted") == null);
+            }
             assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(vm);
             assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
             assertThat(testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).get())
                     .as("the finished Job deleted with its NodeUpgrade (by the finalizer)").isNull();
+            assertThat(job.deletedWhile).as("deleted once it had ended").isInstanceOf(UpgradeJob.Failed.class);
         }
     }
 
-    private boolean jobEnded(String jobName) {
-        Job job = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withName(jobName).get();
-        assertThat(job).as("the Job is not deleted while it runs").isNotNull();
-        return job.getStatus() != null && job.getStatus().getConditions() != null
-                && job.getStatus().getConditions().stream().anyMatch(c -> "Failed".equals(c.getType()) || "FailureTarget".equals(c.getType()));
+    /** What a watch of one upgrade Job saw: the detaches counted when it was first seen ended, and its state when deleted. */
+    private final class JobWatch implements io.fabric8.kubernetes.client.Watcher<Job> {
+        volatile Integer detachesWhenEnded;
+        volatile UpgradeJob.Outcome deletedWhile;
+        volatile Exception closedBy;
+
+        @Override
+        public void eventReceived(Action action, Job job) {
+            UpgradeJob.Outcome outcome = UpgradeJob.outcome(job);
+            if (detachesWhenEnded == null && !(outcome instanceof UpgradeJob.Running)) {
+                detachesWhenEnded = cloudStack.simulator().calls("detachIso").size();
+            }
+            if (action == Action.DELETED) {
+                deletedWhile = outcome;
+            }
+        }
+
+        @Override
+        public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+            closedBy = cause;
+        }
     }
 
     @Test
