@@ -114,6 +114,10 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         });
         assertThat(bed.events(done.getMetadata().getName())).as("each node waited for Ready")
                 .filteredOn(e -> "WaitingReady".equals(e.getReason())).hasSize(4);
+        assertThat(testBed.nodeEventsOf(w1)).as("kubectl describe node %s: what the upgrade did to it, and which upgrade", w1)
+                .allSatisfy(e -> assertThat(e.getMessage()).startsWith("NodeUpgrade nu-order: "))
+                .extracting(io.fabric8.kubernetes.api.model.Event::getReason)
+                .containsExactly("Cordoned", "Draining", "NodeDrained", "Upgrading", "WaitingReady", "NodeUpgraded", "Uncordoned");
         assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
         assertThat(done.getStatus().getCurrentNode()).as("no node is worked on once the upgrade has finished").isNull();
         assertThat(done.getStatus().getHeldSince()).isNull();
