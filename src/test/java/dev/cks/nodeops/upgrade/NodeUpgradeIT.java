@@ -131,6 +131,10 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         for (String step : List.of("drain", "upgrade", "ready")) {
             assertThat(metrics).as("step %s timed", step).anyMatch(l -> l.startsWith("cks_node_step_seconds_count{") && l.contains("step=\"" + step + "\""));
         }
+        for (Duration bound : dev.cks.nodeops.common.DurationHistogram.NODE_STEP.bounds()) {
+            assertThat(metrics).as("the drain's histogram bucket le=%s on /q/metrics", bound).anyMatch(l -> l.startsWith("cks_node_step_seconds_bucket{")
+                    && l.contains("step=\"drain\"") && l.contains("le=\"" + bound.toMillis() / 1000.0 + "\""));
+        }
         assertThat(metrics).anyMatch(l -> l.startsWith("cks_operation_phase{") && l.contains("name=\"nu-order\"") && l.contains("phase=\"Succeeded\"")
                 && l.endsWith(" 1.0"));
     }
