@@ -110,6 +110,16 @@ class ArgoCdHealthTest {
     }
 
     @Test
+    void anOperationOutsideItsWindowIsProgressingForItGoesOnByItself() throws Exception {
+        NodeUpgrade outside = upgrade();
+        String opens = "Outside the maintenance window: nothing new starts until it opens on Saturday 02:00 Europe/Berlin.";
+        upgrades.held(outside, new WorkGate.Hold(WorkGate.OUTSIDE_WINDOW, opens, null, Optional.empty()), NOW);
+
+        assertThat(outside.getStatus().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Waiting);
+        assertThat(health(outside)).isEqualTo(new Health("Progressing", opens));
+    }
+
+    @Test
     void anAuditIsHealthyInSyncOrSkippedDegradedWithFindingsOrErrorsAndSuspendedWhenSuspended() throws Exception {
         Map<VMMapAuditStatus.Phase, String> expected = Map.of(VMMapAuditStatus.Phase.Pending, "Progressing", VMMapAuditStatus.Phase.InSync, "Healthy",
                 VMMapAuditStatus.Phase.Skipped, "Healthy", VMMapAuditStatus.Phase.DriftFound, "Degraded", VMMapAuditStatus.Phase.Error, "Degraded",
