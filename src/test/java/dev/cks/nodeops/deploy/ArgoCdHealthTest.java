@@ -1,6 +1,7 @@
 package dev.cks.nodeops.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -136,6 +137,12 @@ class ArgoCdHealthTest {
     }
 
     @Test
+    void withoutTheInterpreterTheTestFailsSayingHowToInstallIt() {
+        assertThatThrownBy(() -> health("lua5.1-not-installed", upgrade())).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("lua5.1-not-installed is needed").hasMessageContaining("apt-get install lua5.1");
+    }
+
+    @Test
     void theDocsShowThisScriptForEachKind() throws IOException {
         String doc = Files.readString(DOC);
         String indented = Files.readString(SCRIPT).lines().map(line -> line.isEmpty() ? "" : "    " + line).reduce("", (a, b) -> a + b + "\n");
@@ -166,6 +173,10 @@ class ArgoCdHealthTest {
 
     /** What the script says of the object, serialized as the client sends it to the API server. */
     private static Health health(CustomResource<?, ?> resource) throws IOException, InterruptedException {
+        return health(LUA, resource);
+    }
+
+    private static Health health(String interpreter, CustomResource<?, ?> resource) throws IOException, InterruptedException {
         JsonNode object = new ObjectMapper().readTree(new KubernetesSerialization().asJson(resource));
         Path harness = Files.createTempFile("argocd-health", ".lua");
         try {
@@ -174,9 +185,9 @@ class ArgoCdHealthTest {
                     + "io.write(hs.status, \"\\n\", hs.message or \"\")\n", StandardCharsets.UTF_8);
             Process lua;
             try {
-                lua = new ProcessBuilder(LUA, harness.toString()).redirectErrorStream(true).start();
+                lua = new ProcessBuilder(interpreter, harness.toString()).redirectErrorStream(true).start();
             } catch (IOException e) {
-                throw new AssertionError(LUA + " is needed to run Argo CD's health check as Argo CD would (a Lua 5.1), and it could not be run ("
+                throw new AssertionError(interpreter + " is needed to run Argo CD's health check as Argo CD would (a Lua 5.1), and it could not be run ("
                         + e.getMessage() + "). Install it: apt-get install lua5.1 (.ci/run does).", e);
             }
             String output = new String(lua.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
