@@ -2,8 +2,8 @@
 # hack/image.sh builds without one (same layers, user, entrypoint), from the layers that script
 # stages under target/image/:
 #   ./mvnw package -DskipTests && hack/image.sh
-#   docker build -t <your-registry>/cks-node-operator:0.1.0 .
-# hack/image.sh alone already writes target/cks-node-operator-0.1.0.oci.tar and .docker.tar.
+#   docker build -t <your-registry>/cks-node-operator:0.3.0 .
+# hack/image.sh alone already writes target/cks-node-operator-0.3.0.oci.tar and .docker.tar.
 FROM scratch
 COPY target/image/runtime/ /
 COPY target/image/dependencies/ /

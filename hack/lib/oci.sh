@@ -4,7 +4,7 @@
 # Sourced by hack/image.sh (the operator's image) and hack/testbed.sh (the real node's images).
 
 # oci_image REF OUT CONFIG DIR...
-#   REF     the image's name:tag, e.g. registry.k8s.io/pause:3.10.1 or cks-node-operator:0.1.0
+#   REF     the image's name:tag, e.g. registry.k8s.io/pause:3.10.1 or cks-node-operator:0.3.0
 #   OUT     writes OUT.oci.tar (OCI layout), OUT.docker.tar (docker-archive) and OUT.digest
 #   CONFIG  the JSON members of the image config's "config" object, e.g. "User":"185:185",...
 #   DIR...  one layer per directory, bottom first

@@ -7,7 +7,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
+
+import dev.cks.nodeops.common.DurationHistogram;
 
 /**
  * What the audit's runs did: {@code cks_vmmap_audit_duration_seconds{audit}} (time of runs that
@@ -47,7 +48,7 @@ public class AuditMetrics {
 
     /** A run that compared the views: all three, or (partial) the map and the VMs only. */
     public void recordComparison(String auditName, Duration duration, boolean allViews) {
-        Timer.builder(DURATION).description("Time of one VM-map audit run that compared").tag("audit", auditName)
+        DurationHistogram.AUDIT_RUN.timer(DURATION).description("Time of one VM-map audit run that compared").tag("audit", auditName)
                 .register(registry).record(duration);
         countRun(auditName, allViews ? RunOutcome.COMPLETE : RunOutcome.PARTIAL);
     }

@@ -3,24 +3,25 @@ package dev.cks.nodeops.cloudstack;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.cks.nodeops.common.DurationHistogram;
+
 /**
- * {@code cloudstack.api.requests{command,outcome}} (Prometheus:
- * {@code cloudstack_api_requests_seconds}), {@code cloudstack.api.retries{command}} and
- * {@code cloudstack.api.errors{command,errorcode}} and {@code cloudstack.api.jobs{command,outcome}}
+ * {@code cks.cloudstack.api.requests{command,outcome}} (Prometheus: the histogram
+ * {@code cks_cloudstack_api_requests_seconds}), {@code cks.cloudstack.api.retries{command}} and
+ * {@code cks.cloudstack.api.errors{command,errorcode}} and {@code cks.cloudstack.api.jobs{command,outcome}}
  * (time from submitting an async command to the end of its job). Tags never carry parameters, so no key can leak.
  */
 public final class CloudStackApiMetrics {
 
-    public static final String REQUESTS = "cloudstack.api.requests";
-    public static final String RETRIES = "cloudstack.api.retries";
-    public static final String ERRORS = "cloudstack.api.errors";
-    public static final String JOBS = "cloudstack.api.jobs";
-    public static final String CREDENTIALS_REJECTED = "cloudstack.api.credentials.rejected";
-    public static final String CLOCK_OFFSET = "cloudstack.clock.offset";
+    public static final String REQUESTS = "cks.cloudstack.api.requests";
+    public static final String RETRIES = "cks.cloudstack.api.retries";
+    public static final String ERRORS = "cks.cloudstack.api.errors";
+    public static final String JOBS = "cks.cloudstack.api.jobs";
+    public static final String CREDENTIALS_REJECTED = "cks.cloudstack.api.credentials.rejected";
+    public static final String CLOCK_OFFSET = "cks.cloudstack.clock.offset";
 
     public static final String SUCCESS = "success";
 
@@ -53,7 +54,7 @@ public final class CloudStackApiMetrics {
     }
 
     public void recordRequest(String command, String outcome, Duration duration) {
-        Timer.builder(REQUESTS)
+        DurationHistogram.API_REQUEST.timer(REQUESTS)
                 .description("Time of CloudStack API commands, retries included")
                 .tag("command", command)
                 .tag("outcome", outcome)
@@ -65,7 +66,7 @@ public final class CloudStackApiMetrics {
     }
 
     public void recordJob(String command, String outcome, Duration duration) {
-        Timer.builder(JOBS)
+        DurationHistogram.ASYNC_JOB.timer(JOBS)
                 .description("Time from submitting an async CloudStack command until its job ended or the wait gave up")
                 .tag("command", command)
                 .tag("outcome", outcome)

@@ -5,12 +5,11 @@ import java.time.Duration;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 
 /**
  * Counters and timers of NodeUpgrade and ScaleDown operations, one shape for both kinds:
  * - `cks_operations_total{kind,outcome}`: finished operations;
- * - `cks_node_step_seconds{kind,step}`: how long each per-node step took (drain, upgrade, ready wait);
+ * - `cks_node_step_seconds{kind,step}`: how long each per-node step took (drain, upgrade, ready wait), a histogram;
  * - `cks_drain_evictions_total{kind,result}`: eviction requests by what they got (evicted, gone, blocked = 429, error).
  * What an operation is doing now (`cks_operation_phase`, `cks_drain_blocked`) is its status, exported from
  * there by {@code monitoring.StatusMetrics} so that it survives a leader failover.
@@ -28,7 +27,7 @@ public class OperationMetrics {
     }
 
     public void nodeStep(String kind, String step, Duration took) {
-        Timer.builder("cks.node.step").tag("kind", kind).tag("step", step)
+        DurationHistogram.NODE_STEP.timer("cks.node.step").tag("kind", kind).tag("step", step)
                 .description("Time a per-node step took").register(registry).record(took);
     }
 

@@ -207,11 +207,11 @@ public final class OperationRecorder {
             progressing(resource, DRAINING, tick.progress(), now);
         }
         for (String warning : tick.warnings()) {
-            events.warning(resource, DRAIN_BLOCKED, warning);
+            nodeWarning(resource, node, DRAIN_BLOCKED, warning);
             Conditions.set(resource.getStatus().getConditions(), Conditions.DRAIN_BLOCKED, true, "BudgetsHoldPods", warning, generation(resource), now);
         }
         if (!tick.deleted().isEmpty()) {
-            events.warning(resource, PODS_DELETED, "Deleted pods held on node " + node + " by their budgets, as spec.drain.escalation opted them in: "
+            nodeWarning(resource, node, PODS_DELETED, "Deleted pods held on node " + node + " by their budgets, as spec.drain.escalation opted them in: "
                     + tick.deleted());
         }
         if (!tick.blocked()) {
@@ -320,12 +320,37 @@ public final class OperationRecorder {
 
     /** What the drain evicted, workloads by name: the status keeps only counts and the last names once the node moves on. */
     public void nodeDrained(CustomResource<?, ? extends NodeOperationStatus> resource, NodeProgress node) {
-        events.normal(resource, NODE_DRAINED, "Drained node " + node.getName() + ": "
+        nodeEvent(resource, node.getName(), NODE_DRAINED, "Drained node " + node.getName() + ": "
                 + (node.getDrain() == null ? "no pod evicted" : node.getDrain().evictedSummary()) + ".");
+    }
+
+    /** {@link NodeWork#release} uncordoned the node: said on the operation and on the node, with why ("because …", "now that …"). */
+    public void uncordoned(CustomResource<?, ? extends NodeOperationStatus> resource, String node, String why) {
+        nodeEvent(resource, node, UNCORDONED, "Uncordoned node " + node + " " + why + ".");
     }
 
     public void event(CustomResource<?, ? extends NodeOperationStatus> resource, String reason, String message) {
         events.normal(resource, reason, message);
+    }
+
+    /**
+     * Something done to a node (cordoned, drained, upgraded, given back): an event on the operation, and the same
+     * on the Node naming the operation, so that `kubectl describe node` tells who did what to it and why.
+     */
+    public void nodeEvent(CustomResource<?, ? extends NodeOperationStatus> resource, String node, String reason, String message) {
+        events.normal(resource, reason, message);
+        events.normalOnNode(node, reason, byWhom(resource) + message);
+    }
+
+    /** {@link #nodeEvent} as a Warning: something about the node a person may have to act on. */
+    public void nodeWarning(CustomResource<?, ? extends NodeOperationStatus> resource, String node, String reason, String message) {
+        events.warning(resource, reason, message);
+        events.warningOnNode(node, reason, byWhom(resource) + message);
+    }
+
+    /** How an event on a Node names the operation behind it, as `kubectl get` would: {@code NodeUpgrade to-1-35: }. */
+    static String byWhom(CustomResource<?, ?> resource) {
+        return resource.getKind() + " " + resource.getMetadata().getName() + ": ";
     }
 
     /**

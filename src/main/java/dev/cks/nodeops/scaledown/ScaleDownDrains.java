@@ -63,7 +63,8 @@ final class ScaleDownDrains {
             node.setCordonedByUs(record.cordonedByUs());
             node.setCordonedAt(Timestamps.format(now));
             node.setPhase(Phase.Cordoned);
-            recorder.event(resource, OperationRecorder.CORDONED, record.cordonedByUs() ? "Cordoned node " + node.getName() + "." : record.note());
+            recorder.nodeEvent(resource, node.getName(), OperationRecorder.CORDONED, record.cordonedByUs()
+                    ? "Cordoned node " + node.getName() + " to remove it from the cluster." : record.note());
         }
         status.setPhase(ScaleDownStatus.Phase.Draining);
         recorder.progressing(resource, "Draining", "Every node is cordoned; draining them one by one.", now);
@@ -82,7 +83,7 @@ final class ScaleDownDrains {
             node.setPhase(Phase.Draining);
             node.setStartedAt(Timestamps.format(now));
             node.setDrain(new DrainState());
-            recorder.event(resource, OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
+            recorder.nodeEvent(resource, node.getName(), OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
         }
         resource.getStatus().setCurrentNode(node.getName());
         DrainTick tick = work.drainTick(node, ScaleDownReconciler.owner(resource), drainOptions(resource), deadline, now);
@@ -124,7 +125,7 @@ final class ScaleDownDrains {
      */
     private Step keep(ScaleDown resource, ScaleDownNodeStatus node, String why, Instant now) {
         ScaleDownStatus status = resource.getStatus();
-        work.release(node.getName(), ScaleDownReconciler.owner(resource), true);
+        boolean uncordoned = work.release(node.getName(), ScaleDownReconciler.owner(resource), true);
         recorder.drainOver(resource, node.getName());
         node.setPhase(Phase.Kept);
         node.setError(BlockedByReport.tail(why));
@@ -133,8 +134,11 @@ final class ScaleDownDrains {
         status.getKeptNodes().add(node);
         status.setTargetNodes(String.join(",", status.getNodes().stream().map(ScaleDownNodeStatus::getName).toList()));
         status.setProgress(ScaleDownSteps.progress(status.getNodes()));
-        recorder.warning(resource, "NodeKept", "Node " + node.getName() + " is kept, not removed: its drain was given up by " + why
-                + ". It is given back and the other nodes go on.");
+        recorder.nodeWarning(resource, node.getName(), "NodeKept", "Node " + node.getName() + " is kept, not removed: its drain was given up by "
+                + why + ". It is given back and the other nodes go on.");
+        if (uncordoned) {
+            recorder.uncordoned(resource, node.getName(), "as it is kept");
+        }
         if (status.getNodes().isEmpty()) {
             recorder.finished(resource, Stage.ROLLED_BACK, Conditions.ROLLED_BACK, "AllNodesKept", "No node was removed: the drain of every node "
                     + "was given up by spec.drain.escalation (SkipNode), and each was given back.", now);

@@ -133,7 +133,9 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             }
         } else if (status != null && !status.finished()) {
             for (String node : targetNames(status)) {
-                work.release(node, owner(resource), true);
+                if (work.release(node, owner(resource), true)) {
+                    recorder.uncordoned(resource, node, "because ScaleDown " + resource.getMetadata().getName() + " was deleted");
+                }
                 KillPoint.SCALEDOWN_DELETED_RELEASED.reached();
             }
         }

@@ -351,6 +351,7 @@ final class ScaleDownRemoval {
             boolean removed = node.getVmId() != null && split.removed().contains(node.getVmId());
             if (work.release(node.getName(), owner, !removed)) {
                 uncordoned.add(node.getName());
+                recorder.uncordoned(resource, node.getName(), "as the removal failed before it");
                 node.setPhase(Phase.Uncordoned);
             } else if (removed) {
                 node.setPhase(Phase.Removed);

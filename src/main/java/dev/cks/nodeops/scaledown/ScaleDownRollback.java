@@ -65,6 +65,7 @@ final class ScaleDownRollback {
         for (String name : ScaleDownReconciler.targetNames(status)) {
             if (work.release(name, owner, true)) {
                 uncordoned.add(name);
+                recorder.uncordoned(resource, name, "as ScaleDown " + resource.getMetadata().getName() + " rolls back");
             }
             KillPoint.SCALEDOWN_ROLLBACK_RELEASED.reached();
         }

@@ -108,7 +108,8 @@ final class NodeUpgradePipeline {
         node.setCordonedByUs(record.cordonedByUs());
         node.setStartedAt(Timestamps.format(now));
         node.setPhase(Phase.Cordoned);
-        recorder.event(upgrade, OperationRecorder.CORDONED, record.cordonedByUs() ? "Cordoned node " + node.getName() + "." : record.note());
+        recorder.nodeEvent(upgrade, node.getName(), OperationRecorder.CORDONED, record.cordonedByUs()
+                ? "Cordoned node " + node.getName() + " to upgrade it to " + upgrade.getSpec().getTargetVersion() + "." : record.note());
         recorder.progressing(upgrade, "Cordoned", "Node " + node.getName() + " is cordoned; it is drained next.", now);
         return Step.next();
     }
@@ -117,7 +118,7 @@ final class NodeUpgradePipeline {
         node.setDrain(new DrainState());
         node.setPhase(Phase.Draining);
         node.setStepStartedAt(Timestamps.format(now));
-        recorder.event(upgrade, OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
+        recorder.nodeEvent(upgrade, node.getName(), OperationRecorder.DRAINING, "Draining node " + node.getName() + ".");
         return drain(upgrade, node, now);
     }
 
@@ -145,14 +146,17 @@ final class NodeUpgradePipeline {
 
     /** The escalation ladder gave the node up with SkipNode: it is given back as it is, not upgraded, and the others go on. */
     private Step skipNode(NodeUpgrade upgrade, UpgradeNodeStatus node, String reason, Instant now) {
-        work.release(node.getName(), owner(upgrade), true);
+        boolean uncordoned = work.release(node.getName(), owner(upgrade), true);
         recorder.drainOver(upgrade, node.getName());
         node.setAction(Action.Skip);
         node.setPhase(Phase.Skipped);
         node.setSkipReason(BlockedByReport.tail(reason));
         node.setCompletedAt(Timestamps.format(now));
-        recorder.warning(upgrade, NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: " + reason
+        recorder.nodeWarning(upgrade, node.getName(), NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: " + reason
                 + ". It is given back (uncordoned unless it was cordoned before) and the upgrade goes on with the other nodes.");
+        if (uncordoned) {
+            recorder.uncordoned(upgrade, node.getName(), "as its drain was given up");
+        }
         return Step.next();
     }
 
@@ -180,8 +184,8 @@ final class NodeUpgradePipeline {
         stepDone(node, "upgrade", now);
         node.setPhase(Phase.WaitingReady);
         node.setReadyBy(Timestamps.format(now.plusSeconds(upgrade.getSpec().getReadyTimeoutSeconds())));
-        recorder.event(upgrade, "WaitingReady", "The upgrade Job of node " + node.getName() + " succeeded; waiting until it is Ready at "
-                + upgrade.getSpec().getTargetVersion() + ".");
+        recorder.nodeEvent(upgrade, node.getName(), "WaitingReady", "The upgrade Job of node " + node.getName()
+                + " succeeded; waiting until it is Ready at " + upgrade.getSpec().getTargetVersion() + ".");
         return awaitReady(upgrade, node, now);
     }
 
@@ -211,8 +215,11 @@ final class NodeUpgradePipeline {
         if (started != null) {
             recorder.nodeStep("node", Duration.between(started, now));
         }
-        recorder.event(upgrade, "NodeUpgraded", "Node " + node.getName() + " is Ready at " + node.getVersion() + " (was " + node.getFromVersion() + ")"
-                + (uncordoned ? " and uncordoned." : "; it was cordoned before, so it stays cordoned."));
+        recorder.nodeEvent(upgrade, node.getName(), "NodeUpgraded", "Node " + node.getName() + " is Ready at " + node.getVersion() + " (was "
+                + node.getFromVersion() + ")" + (uncordoned ? " and uncordoned." : "; it was cordoned before, so it stays cordoned."));
+        if (uncordoned) {
+            recorder.uncordoned(upgrade, node.getName(), "now that it is upgraded");
+        }
         NodeUpgradeSpec spec = upgrade.getSpec();
         if (spec.getSoakSeconds() > 0 || Boolean.TRUE.equals(spec.getWaitForDrainedWorkloads())) {
             node.setPhase(Phase.Soaking);
@@ -274,14 +281,15 @@ final class NodeUpgradePipeline {
         }
         // Failed is written before the node is given back: a restart in between fails it again, never drains or upgrades it uncordoned.
         store.persist(upgrade);
-        work.release(node.getName(), owner(upgrade), true);
+        boolean uncordoned = work.release(node.getName(), owner(upgrade), true);
         KillPoint.NODEUPGRADE_FAILED_RELEASED.reached();
         recorder.drainOver(upgrade, node.getName());
         node.setCompletedAt(Timestamps.format(now));
         List<String> others = upgrade.getStatus().getNodes().stream().filter(UpgradeRollout::inProgress).map(UpgradeNodeStatus::getName).toList();
-        if (!others.isEmpty()) {
-            recorder.warning(upgrade, "NodeFailed", "Node " + node.getName() + " failed: " + error + " No further node starts; "
-                    + String.join(", ", others) + " in progress finish first.");
+        recorder.nodeWarning(upgrade, node.getName(), "NodeFailed", "Node " + node.getName() + " failed: " + error + " No further node starts"
+                + (others.isEmpty() ? "." : "; " + String.join(", ", others) + " in progress finish first."));
+        if (uncordoned) {
+            recorder.uncordoned(upgrade, node.getName(), "as its upgrade failed");
         }
         return Step.next();
     }
@@ -319,7 +327,7 @@ final class NodeUpgradePipeline {
                     return detaching;
                 }
             }
-            recorder.warning(upgrade, "LeftCordoned", "NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted while node "
+            recorder.nodeWarning(upgrade, node.getName(), "LeftCordoned", "NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted while node "
                     + node.getName() + " was being upgraded; the node is released but stays cordoned"
                     + orphaned.map(job -> ", and its upgrade Job " + job + " runs to its end").orElse("")
                     + ". Uncordon it (kubectl uncordon " + node.getName() + ") once it is healthy.");
@@ -332,8 +340,7 @@ final class NodeUpgradePipeline {
             return detaching;
         }
         if (work.release(node.getName(), owner(upgrade), true)) {
-            recorder.event(upgrade, OperationRecorder.UNCORDONED, "Uncordoned node " + node.getName() + " because NodeUpgrade "
-                    + upgrade.getMetadata().getName() + " was deleted.");
+            recorder.uncordoned(upgrade, node.getName(), "because NodeUpgrade " + upgrade.getMetadata().getName() + " was deleted");
         }
         KillPoint.NODEUPGRADE_DELETED_RELEASED.reached();
         return Optional.empty();

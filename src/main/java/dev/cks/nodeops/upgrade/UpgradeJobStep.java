@@ -301,7 +301,7 @@ final class UpgradeJobStep {
         node.setJobPodStartedAt(null);
         node.setJobPodNotStartedAt(null);
         node.setStepStartedAt(Timestamps.format(now));
-        recorder.event(upgrade, "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
+        recorder.nodeEvent(upgrade, node.getName(), "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
                 + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
         recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
         return new Continue(Step.onEvent());

@@ -35,7 +35,8 @@ import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
  * follows the code when its vocabulary changes. In the docs it reads `kubectl describe` output in
  * console blocks (`Normal|Warning  <Reason>` events, `<Type>  True|False|Unknown  <Reason>` conditions)
  * and prose such as "a Warning event (reason `X`)", "the `X` event", "condition `X`". The Events table of
- * docs/troubleshooting.md lists every reason the code records, and no other.
+ * docs/troubleshooting.md lists every reason the code records, and no other; its kind column names `Node`
+ * for exactly the reasons also recorded on Nodes.
  */
 class VocabularyDocTest {
     /**
@@ -43,6 +44,8 @@ class VocabularyDocTest {
      * reason: recorder.waiting, a work gate's Hold, a planner's Wait).
      */
     private static final Pattern EVENT_CALL = Pattern.compile("(?:\\.(?:normal|warning|event|waiting)|\\brefused|new (?:Hold|Wait))\\(\\s*(?:\\w+\\s*,\\s*)?(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
+    /** Something done to a node, recorded on the operation and on the Node ({@code OperationRecorder.nodeEvent}, {@code nodeWarning}). */
+    private static final Pattern NODE_EVENT_CALL = Pattern.compile("\\bnode(?:Event|Warning)\\(\\s*\\w+\\s*,\\s*[^,]+,\\s*(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern CONDITION_CALL = Pattern.compile("Conditions\\.set(?:Unknown)?\\([^,]+,\\s*(\"(\\w+)\"|([A-Z_][A-Za-z0-9_.]*))");
     private static final Pattern STRING_CONSTANT = Pattern.compile("static final String ([A-Z_][A-Z0-9_]*)\\s*=\\s*\"(\\w+)\"");
     private static final Pattern DESCRIBED_EVENT = Pattern.compile("^\\s+(Normal|Warning)\\s+([A-Z]\\w+)\\s");
@@ -81,17 +84,25 @@ class VocabularyDocTest {
         Set<String> recorded = eventReasons();
         recorded.addAll(finalPhases());
         Set<String> listed = new TreeSet<>();
-        List<String> lines = Files.readAllLines(EVENTS_TABLE);
-        for (String line : lines.subList(lines.indexOf("## Events"), lines.size())) {
-            if (line.startsWith("## ") && !line.equals("## Events")) {
-                break;
-            }
-            if (line.startsWith("| `")) {
-                Pattern.compile("`(\\w+)`").matcher(line.split("\\|")[1]).results().forEach(m -> listed.add(m.group(1)));
-            }
+        for (String line : eventsTable()) {
+            Pattern.compile("`(\\w+)`").matcher(line.split("\\|")[1]).results().forEach(m -> listed.add(m.group(1)));
         }
         assertThat(listed).as("reasons in %s's Events table that the code never records", EVENTS_TABLE).isSubsetOf(recorded);
         assertThat(recorded).as("reasons the code records that %s's Events table lacks", EVENTS_TABLE).isSubsetOf(listed);
+    }
+
+    @Test
+    void theEventsTableMarksExactlyTheReasonsAlsoRecordedOnNodes() throws IOException {
+        Set<String> onNodes = arguments(NODE_EVENT_CALL);
+        assertThat(onNodes).as("reasons recorded on Nodes, found in the sources").contains("Cordoned", "Uncordoned", "Upgrading");
+        Set<String> marked = new TreeSet<>();
+        for (String line : eventsTable()) {
+            String[] cells = line.split("\\|");
+            if (Arrays.stream(cells[3].split(",")).map(String::strip).anyMatch("Node"::equals)) {
+                Pattern.compile("`(\\w+)`").matcher(cells[1]).results().forEach(m -> marked.add(m.group(1)));
+            }
+        }
+        assertThat(marked).as("reasons %s's Events table marks as on the Node", EVENTS_TABLE).isEqualTo(onNodes);
     }
 
     @Test
@@ -137,6 +148,21 @@ class VocabularyDocTest {
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
+    /** The rows of docs/troubleshooting.md's Events table. */
+    private static List<String> eventsTable() throws IOException {
+        List<String> lines = Files.readAllLines(EVENTS_TABLE);
+        List<String> rows = new ArrayList<>();
+        for (String line : lines.subList(lines.indexOf("## Events"), lines.size())) {
+            if (line.startsWith("## ") && !line.equals("## Events")) {
+                break;
+            }
+            if (line.startsWith("| `")) {
+                rows.add(line);
+            }
+        }
+        return rows;
+    }
+
     /** The phases an operation's end is announced under ({@code OperationRecorder.finished}: the kind's phase for the final stage). */
     private static Set<String> finalPhases() {
         Set<String> phases = new TreeSet<>();
@@ -152,6 +178,7 @@ class VocabularyDocTest {
     /** The reasons events are recorded under, waits' included; CloudStack waits take theirs from {@link CloudStackWait}. */
     static Set<String> eventReasons() throws IOException {
         Set<String> reasons = arguments(EVENT_CALL);
+        reasons.addAll(arguments(NODE_EVENT_CALL));
         reasons.addAll(constants(CloudStackWait.class));
         return reasons;
     }

@@ -47,13 +47,17 @@ class HelmChartIT {
     static final String SECRET = "cloudstack-chart-it";
 
     private TestBed bed;
+    /** What `helm install` printed, its NOTES included. */
+    private String installed;
 
     @BeforeAll
     void install(TestBed bed) {
         this.bed = bed;
         bed.runTool("helm", "uninstall", RELEASE, "-n", NAMESPACE, "--wait");
+        // A namespace left labelled by an earlier run would silence the install notes' Pod Security warning.
+        bed.runTool("kubectl", "label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce-");
         TestBed.recordGrantedSecret("kube-system", SECRET);
-        bed.tool("helm", "install", RELEASE, CHART, "-n", NAMESPACE, "--create-namespace",
+        installed = bed.tool("helm", "install", RELEASE, CHART, "-n", NAMESPACE, "--create-namespace",
                 "--set", "cloudstack.secretName=" + SECRET, "--set", "replicaCount=1", "--wait", "--timeout", "2m");
     }
 
@@ -67,6 +71,19 @@ class HelmChartIT {
                 "alert: CksDrainBlocked", "alert: CksOperationFailed", "kind: PodDisruptionBudget", "kind: Deployment");
         assertThat(bed.runTool("helm", "template", "t", CHART, "--kube-version", bed.serverVersion(), "--set", "drain.retries=-1").output())
                 .as("values.schema.json rejects bad values").contains("minimum: got -1, want 0");
+    }
+
+    @Test
+    void theInstallNotesWarnOfAnImageNoRegistryHasAndANamespaceThatRefusesPrivilegedPodsAndOnlyThen() {
+        assertThat(installed).contains("NOTES:")
+                .contains("WARNING: the image cks-node-operator:" + ReleaseVersion.current() + " is on no public registry")
+                .contains("WARNING: namespace " + NAMESPACE + " does not allow privileged pods")
+                .contains("kubectl label namespace " + NAMESPACE + " pod-security.kubernetes.io/enforce=privileged");
+
+        bed.tool("kubectl", "label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=privileged", "--overwrite");
+        String fixed = bed.tool("helm", "upgrade", RELEASE, CHART, "-n", NAMESPACE, "--reuse-values", "--dry-run=server",
+                "--set", "image.repository=registry.example/cks-node-operator");
+        assertThat(fixed).contains("NOTES:").doesNotContain("WARNING");
     }
 
     @Test

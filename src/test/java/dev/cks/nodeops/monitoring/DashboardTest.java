@@ -22,7 +22,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * The chart's Grafana dashboard asks only for what the operator exports: every metric a query selects is
  * one of ours (as a Prometheus scrape of every metrics class shows it, MetricsDocTest) or one of the operator
  * SDK's that docs/metrics.md lists (VMMapAuditIT finds those on a running operator), and every selector is
- * limited to the namespace chosen on the dashboard, so two installations never mix.
+ * limited to the namespace chosen on the dashboard, so two installations never mix; `_bucket` series are
+ * asked only of histograms.
  */
 class DashboardTest {
     private static final Path DASHBOARD = Path.of("deploy/helm/cks-node-operator/dashboards/cks-node-operator.json");
@@ -34,6 +35,7 @@ class DashboardTest {
     void everyQueryNamesAMetricTheOperatorExportsInTheChosenNamespace() throws IOException {
         Set<String> exported = new TreeSet<>(MetricsDocTest.exported().keySet());
         exported.addAll(MetricsDocTest.frameworkMetrics().keySet());
+        Map<String, String> types = MetricsDocTest.exportedTypes();
         List<String> queries = queries(new ObjectMapper().readTree(DASHBOARD.toFile()));
         assertThat(queries).as("queries of %s", DASHBOARD).hasSizeGreaterThan(10);
 
@@ -53,6 +55,8 @@ class DashboardTest {
                 String metric = exported.contains(selector.group(1)) ? selector.group(1) : selector.group(1).replaceFirst("_(bucket|count|sum|max)$", "");
                 if (!exported.contains(metric)) {
                     wrong.put(selector.group(1), query);
+                } else if (selector.group(1).endsWith("_bucket") && !"histogram".equals(types.get(metric))) {
+                    wrong.put(selector.group(1) + " of a " + types.get(metric) + ", not a histogram", query);
                 } else if (!selector.group(2).contains("namespace=~\"$namespace\"")) {
                     wrong.put(selector.group(1) + " without namespace=~\"$namespace\"", query);
                 }

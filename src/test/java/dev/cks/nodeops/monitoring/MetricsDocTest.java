@@ -42,7 +42,8 @@ import io.micrometer.prometheus.PrometheusMeterRegistry;
 /**
  * docs/metrics.md is true: every metric and label it names is what the code exports, in Prometheus'
  * own format (every metrics class of the operator records once into a Prometheus registry), every
- * `cks_` or `cloudstack_` metric the code exports is in the doc, and the label values it lists for
+ * metric the code exports is in the doc with its type (durations as histograms, with the bucket range
+ * the doc gives) and carries the project's one prefix, `cks_`, and the label values it lists for
  * findings and audit runs are the code's.
  */
 public class MetricsDocTest {
@@ -50,6 +51,10 @@ public class MetricsDocTest {
     private static final String FRAMEWORK = "## Framework";
     /** A row of a metrics table; the labels cell is empty for a metric without labels. */
     private static final Pattern ROW = Pattern.compile("^\\| `([a-z_]+)` \\| (\\w+) \\|([^|]*)\\|(.*)\\|\\s*$");
+    /** A histogram's bucket range as a row of the doc gives it: {@code buckets 50 ms to 2 min}. */
+    private static final Pattern BUCKETS = Pattern.compile("buckets ([0-9.]+ (?:ms|s|min|h)) to ([0-9.]+ (?:ms|s|min|h))");
+    private static final Pattern TYPE = Pattern.compile("^# TYPE ([a-z_]+) (\\w+)$");
+    private static final Pattern BUCKET_BOUND = Pattern.compile("le=\"([0-9.]+)\"");
     /** A metric of ours as prose names it, with the labels it lists in docs form ({@code cks_vmmap_findings{audit,type}}). */
     private static final Pattern NAMED = Pattern.compile("\\b((?:cks|cloudstack)_[a-z_]+)(?:\\{([a-z_,]+)\\})?");
     private static final Pattern SAMPLE = Pattern.compile("^([a-z_]+?)(_count|_sum|_max|_bucket)?(?:\\{([^}]*)\\})? ");
@@ -85,6 +90,67 @@ public class MetricsDocTest {
             }
         }
         assertThat(wrong).as("metrics (or labels) named in the docs or the chart's alerts that the code does not export (it exports %s)", exported).isEmpty();
+    }
+
+    @Test
+    void everyMetricOfOursCarriesTheProjectPrefix() {
+        assertThat(exported().keySet()).as("metrics the operator's own metrics classes export").isNotEmpty()
+                .allSatisfy(metric -> assertThat(metric).as("one prefix for everything the operator exports").startsWith("cks_"));
+    }
+
+    @Test
+    void everyDocumentedTypeIsTheExportedOneAndEveryHistogramHasTheDocumentedBuckets() throws IOException {
+        String scrape = scrape();
+        Map<String, String> types = types(scrape);
+        List<String> doc = Files.readAllLines(DOC).subList(0, Files.readAllLines(DOC).indexOf(FRAMEWORK));
+        Map<String, String> documented = new TreeMap<>();
+        for (String line : doc) {
+            Matcher row = ROW.matcher(line);
+            if (!row.matches() || row.group(2).equals("type")) {
+                continue;
+            }
+            documented.put(row.group(1), row.group(2));
+            if (row.group(2).equals("histogram")) {
+                Matcher buckets = BUCKETS.matcher(row.group(4));
+                assertThat(buckets.find()).as("docs/metrics.md gives the buckets of histogram %s", row.group(1)).isTrue();
+                List<Double> bounds = scrape.lines().filter(l -> l.startsWith(row.group(1) + "_bucket{")).map(BUCKET_BOUND::matcher)
+                        .filter(Matcher::find).map(m -> Double.parseDouble(m.group(1))).distinct().sorted().toList();
+                assertThat(bounds).as("the finite bucket bounds of %s", row.group(1)).isNotEmpty();
+                assertThat(List.of(bounds.get(0), bounds.get(bounds.size() - 1))).as("the bucket range of %s in docs/metrics.md", row.group(1))
+                        .containsExactly(seconds(buckets.group(1)), seconds(buckets.group(2)));
+            }
+        }
+        assertThat(documented).as("types in docs/metrics.md, as the scrape declares them").isEqualTo(types);
+        assertThat(types).as("every duration is a histogram, none a summary").doesNotContainValue("summary")
+                .containsEntry("cks_node_step_seconds", "histogram");
+    }
+
+    /** "50 ms", "0.1 s", "2 min", "4 h" in seconds. */
+    private static double seconds(String amount) {
+        String[] parts = amount.split(" ");
+        double value = Double.parseDouble(parts[0]);
+        return switch (parts[1]) {
+            case "ms" -> value / 1000;
+            case "min" -> value * 60;
+            case "h" -> value * 3600;
+            default -> value;
+        };
+    }
+
+    /** Metric → its Prometheus type (counter, gauge, histogram) as a scrape of every metrics class declares it. */
+    static Map<String, String> exportedTypes() {
+        return types(scrape());
+    }
+
+    /** Metric → its Prometheus type as the scrape declares it; a histogram's `_max` gauge is part of the histogram. */
+    private static Map<String, String> types(String scrape) {
+        Map<String, String> types = new TreeMap<>();
+        scrape.lines().map(TYPE::matcher).filter(Matcher::matches).forEach(m -> types.put(m.group(1), m.group(2)));
+        types.keySet().removeIf(name -> name.endsWith("_max") && "histogram".equals(types.get(name.substring(0, name.length() - 4))));
+        Map<String, String> byMetric = new TreeMap<>();
+        // A counter's TYPE line names it without _total, as its samples do not.
+        types.forEach((name, type) -> byMetric.put(type.equals("counter") && !name.endsWith("_total") ? name + "_total" : name, type));
+        return byMetric;
     }
 
     @Test
@@ -143,6 +209,24 @@ public class MetricsDocTest {
 
     /** Metric → labels of our metrics, as a Prometheus scrape shows them after every metrics class recorded once. */
     static Map<String, Set<String>> exported() {
+        Map<String, Set<String>> metrics = new TreeMap<>();
+        for (String line : scrape().lines().toList()) {
+            Matcher sample = SAMPLE.matcher(line);
+            if (line.startsWith("#") || !sample.find()) {
+                continue;
+            }
+            Set<String> labels = Pattern.compile("([a-z_]+)=\"").matcher(sample.group(3) == null ? "" : sample.group(3)).results().map(m -> m.group(1))
+                    .filter(l -> !l.equals("le") && !l.equals("quantile")).collect(Collectors.toCollection(TreeSet::new));
+            metrics.merge(sample.group(1), labels, (a, b) -> {
+                a.addAll(b);
+                return a;
+            });
+        }
+        return metrics;
+    }
+
+    /** A Prometheus scrape of a registry that only the operator's metrics classes recorded into, each once. */
+    private static String scrape() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         OperatorSettings settings = settings();
         new OperationMetrics(registry).finished("ScaleDown", "Succeeded");
@@ -156,21 +240,7 @@ public class MetricsDocTest {
         cloudStack.recordJob("scaleKubernetesCluster", CloudStackApiMetrics.SUCCESS, Duration.ofSeconds(2));
         new LeaderElection(settings, registry, null, java.time.Clock.systemUTC(), new dev.cks.nodeops.common.LeaderFence(settings, java.time.Clock.systemUTC()));
         new StatusMetrics(null, settings, registry, java.time.Clock.systemUTC()).export(List.of(upgradeDraining()), List.of(scaleDown()), List.of(auditThatRan()));
-
-        Map<String, Set<String>> metrics = new TreeMap<>();
-        for (String line : registry.scrape().lines().toList()) {
-            Matcher sample = SAMPLE.matcher(line);
-            if (line.startsWith("#") || !sample.find() || !(line.startsWith("cks_") || line.startsWith("cloudstack_"))) {
-                continue;
-            }
-            Set<String> labels = Pattern.compile("([a-z_]+)=\"").matcher(sample.group(3) == null ? "" : sample.group(3)).results().map(m -> m.group(1))
-                    .filter(l -> !l.equals("le") && !l.equals("quantile")).collect(Collectors.toCollection(TreeSet::new));
-            metrics.merge(sample.group(1), labels, (a, b) -> {
-                a.addAll(b);
-                return a;
-            });
-        }
-        return metrics;
+        return registry.scrape();
     }
 
     private static NodeUpgrade upgradeDraining() {

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.audit.VMMapAudit;
+import dev.cks.nodeops.deploy.ReleaseVersion;
 import dev.cks.nodeops.scaledown.ScaleDown;
 import dev.cks.nodeops.scaledown.ScaleDownSpec;
 import dev.cks.nodeops.scaledown.ScaleDownStatus;
@@ -51,8 +52,8 @@ class OperatorInClusterRealIT {
     static final String NAMESPACE = TestBed.OPERATOR_NAMESPACE;
     /** The chart names its objects after a release whose name contains the chart's, as this one does, by the release alone. */
     static final String FULLNAME = RELEASE;
-    static final String IMAGE = "cks-node-operator:0.1.0";
-    static final String NEXT_TAG = "0.1.0-next";
+    static final String IMAGE = "cks-node-operator:" + ReleaseVersion.current();
+    static final String NEXT_TAG = ReleaseVersion.current() + "-next";
 
     private TestBed bed;
     private KubernetesClient client;
@@ -75,7 +76,7 @@ class OperatorInClusterRealIT {
         cloudStack = CloudStackFixture.forNodes(bed, TestBed.CLUSTER, "CloudManaged", nodes);
 
         RealImages.build(bed, null);
-        RealImages.importArchive(bed, "target/cks-node-operator-0.1.0.docker.tar");
+        RealImages.importArchive(bed, "target/cks-node-operator-" + ReleaseVersion.current() + ".docker.tar");
         // As the README's install says: the upgrade Jobs are privileged pods.
         client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(NAMESPACE)
                 .addToLabels("pod-security.kubernetes.io/enforce", "privileged").endMetadata().build()).serverSideApply();

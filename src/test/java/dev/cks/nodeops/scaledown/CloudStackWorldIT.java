@@ -107,7 +107,7 @@ class CloudStackWorldIT extends ScaleDownScenario {
 
             assertThat(world.simulator().calls("scaleKubernetesCluster")).as("sent once, its job found by CloudStack's clock").hasSize(1);
             assertThat(done.getStatus().getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsOnly(ScaleDownNodeStatus.Phase.Removed);
-            assertThat(world.metrics()).containsPattern("cloudstack_clock_offset_seconds\\S* " + (skewSeconds < 0 ? "-" : "") + "1?[0-9]{2,3}\\.");
+            assertThat(world.metrics()).containsPattern("cks_cloudstack_clock_offset_seconds\\S* " + (skewSeconds < 0 ? "-" : "") + "1?[0-9]{2,3}\\.");
             assertThat(world.bed.eventsOf(name)).filteredOn(event -> CloudStackWrite.CLOCK_SKEW.equals(event.getReason()))
                     .extracting(Event::getMessage).anySatisfy(message -> assertThat(message).contains(skewSeconds < 0 ? "behind" : "ahead of"));
             world.assertNodeGone(node);

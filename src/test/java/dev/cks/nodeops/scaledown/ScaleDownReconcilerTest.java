@@ -234,6 +234,13 @@ class ScaleDownReconcilerTest {
         assertThat(calls("scaleKubernetesCluster")).isZero();
         assertThat(status.getNodes()).extracting(ScaleDownNodeStatus::getPhase).containsExactly(Phase.Drained, Phase.Failed);
         assertThat(events.all()).filteredOn(e -> e.reason().equals("RolledBack")).singleElement().satisfies(e -> assertThat(e.type()).isEqualTo("Warning"));
+        assertThat(events.onNode(W2)).as("the node tells who cordoned it, why, and that the rollback gave it back")
+                .extracting(RecordingEvents.NodeEvent::reason).containsExactly(OperationRecorder.CORDONED, OperationRecorder.DRAINING,
+                        OperationRecorder.UNCORDONED);
+        assertThat(events.onNode(W2).get(0).message()).isEqualTo("ScaleDown " + scaleDown.getMetadata().getName() + ": Cordoned node " + W2
+                + " to remove it from the cluster.");
+        assertThat(events.onNode(W1)).extracting(RecordingEvents.NodeEvent::reason).as("cordoned before: never uncordoned")
+                .doesNotContain(OperationRecorder.UNCORDONED);
     }
 
     @Test
@@ -259,6 +266,8 @@ class ScaleDownReconcilerTest {
         assertThat(events.all()).filteredOn(e -> e.reason().equals(OperationRecorder.DRAIN_BLOCKED)).singleElement()
                 .satisfies(e -> assertThat(e.type()).isEqualTo("Warning"))
                 .satisfies(e -> assertThat(e.message()).contains(W1).contains("pdb shop/web: needs 3 healthy"));
+        assertThat(events.onNode(W1)).filteredOn(e -> e.reason().equals(OperationRecorder.DRAIN_BLOCKED)).as("on the node too").singleElement()
+                .satisfies(e -> assertThat(e.message()).contains("pdb shop/web: needs 3 healthy"));
         assertThat(drainBlocked(W1)).isEqualTo(0.0);
         assertThat(scaleDown.getStatus().getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
     }

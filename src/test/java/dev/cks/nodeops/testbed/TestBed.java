@@ -352,6 +352,19 @@ public final class TestBed implements AutoCloseable {
         return client().v1().events().inNamespace("default").withField("involvedObject.name", involvedName).list().getItems();
     }
 
+    /**
+     * The operator's events on a Node, found as `kubectl describe node` finds them (kind Node, the node's name as
+     * its uid, any namespace), oldest first: by time, then by name, which the recorder makes from a clock that only
+     * moves on.
+     */
+    public List<io.fabric8.kubernetes.api.model.Event> nodeEventsOf(String node) {
+        return client().v1().events().inAnyNamespace().withField("involvedObject.kind", "Node").withField("involvedObject.name", node)
+                .withField("involvedObject.uid", node).withField("source", dev.cks.nodeops.common.EventRecorder.COMPONENT).list().getItems().stream()
+                .sorted(java.util.Comparator.comparing(io.fabric8.kubernetes.api.model.Event::getFirstTimestamp)
+                        .thenComparing(e -> e.getMetadata().getName()))
+                .toList();
+    }
+
     public static boolean isReady(Node node) {
         return node != null && node.getStatus() != null && node.getStatus().getConditions() != null
                 && node.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));

@@ -7,12 +7,16 @@ import java.util.List;
 import dev.cks.nodeops.common.EventRecorder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 
-/** Records events instead of writing them; the shared recorder's writing is tested with it. */
+/** Records events instead of writing them; the shared recorder's writing is tested with it. Events on Nodes are kept apart. */
 public final class RecordingEvents extends EventRecorder {
     public record RecordedEvent(String type, String reason, String message) {
     }
 
+    public record NodeEvent(String node, String type, String reason, String message) {
+    }
+
     private final List<RecordedEvent> events = new ArrayList<>();
+    private final List<NodeEvent> onNodes = new ArrayList<>();
 
     public RecordingEvents() {
         super(null, Clock.systemUTC());
@@ -26,6 +30,21 @@ public final class RecordingEvents extends EventRecorder {
     @Override
     public void normal(HasMetadata subject, String reason, String message) {
         events.add(new RecordedEvent("Normal", reason, message));
+    }
+
+    @Override
+    public void normalOnNode(String node, String reason, String message) {
+        onNodes.add(new NodeEvent(node, "Normal", reason, message));
+    }
+
+    @Override
+    public void warningOnNode(String node, String reason, String message) {
+        onNodes.add(new NodeEvent(node, "Warning", reason, message));
+    }
+
+    /** The events recorded on that Node, oldest first. */
+    public List<NodeEvent> onNode(String node) {
+        return onNodes.stream().filter(e -> e.node().equals(node)).toList();
     }
 
     public List<RecordedEvent> all() {

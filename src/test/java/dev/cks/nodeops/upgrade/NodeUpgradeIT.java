@@ -114,6 +114,10 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         });
         assertThat(bed.events(done.getMetadata().getName())).as("each node waited for Ready")
                 .filteredOn(e -> "WaitingReady".equals(e.getReason())).hasSize(4);
+        assertThat(testBed.nodeEventsOf(w1)).as("kubectl describe node %s: what the upgrade did to it, and which upgrade", w1)
+                .allSatisfy(e -> assertThat(e.getMessage()).startsWith("NodeUpgrade nu-order: "))
+                .extracting(io.fabric8.kubernetes.api.model.Event::getReason)
+                .containsExactly("Cordoned", "Draining", "NodeDrained", "Upgrading", "WaitingReady", "NodeUpgraded", "Uncordoned");
         assertThat(done.getStatus().getProgress()).isEqualTo("4/4");
         assertThat(done.getStatus().getCurrentNode()).as("no node is worked on once the upgrade has finished").isNull();
         assertThat(done.getStatus().getHeldSince()).isNull();
@@ -126,6 +130,10 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         assertThat(metrics).anyMatch(l -> l.startsWith("cks_operations_total{") && l.contains("kind=\"NodeUpgrade\"") && l.contains("outcome=\"Succeeded\""));
         for (String step : List.of("drain", "upgrade", "ready")) {
             assertThat(metrics).as("step %s timed", step).anyMatch(l -> l.startsWith("cks_node_step_seconds_count{") && l.contains("step=\"" + step + "\""));
+        }
+        for (Duration bound : dev.cks.nodeops.common.DurationHistogram.NODE_STEP.bounds()) {
+            assertThat(metrics).as("the drain's histogram bucket le=%s on /q/metrics", bound).anyMatch(l -> l.startsWith("cks_node_step_seconds_bucket{")
+                    && l.contains("step=\"drain\"") && l.contains("le=\"" + bound.toMillis() / 1000.0 + "\""));
         }
         assertThat(metrics).anyMatch(l -> l.startsWith("cks_operation_phase{") && l.contains("name=\"nu-order\"") && l.contains("phase=\"Succeeded\"")
                 && l.endsWith(" 1.0"));

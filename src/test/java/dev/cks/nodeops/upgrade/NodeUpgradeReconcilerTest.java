@@ -198,6 +198,11 @@ class NodeUpgradeReconcilerTest {
         assertThat(condition(Conditions.ACCEPTED).getReason()).isEqualTo("Planned");
         assertThat(events.reasons()).containsSubsequence(OperationRecorder.ACCEPTED, OperationRecorder.CORDONED, OperationRecorder.DRAINING,
                 OperationRecorder.NODE_DRAINED, "Upgrading", "WaitingReady", "NodeUpgraded", "Succeeded");
+        assertThat(events.onNode(W1)).as("what was done to the node, on the node, naming the operation")
+                .extracting(RecordingEvents.NodeEvent::reason).containsExactly(OperationRecorder.CORDONED, OperationRecorder.DRAINING,
+                        OperationRecorder.NODE_DRAINED, "Upgrading", "WaitingReady", "NodeUpgraded", OperationRecorder.UNCORDONED);
+        assertThat(events.onNode(W1)).allSatisfy(e -> assertThat(e.message()).startsWith("NodeUpgrade to-1-35: "));
+        assertThat(events.onNode(W1).get(0).message()).endsWith("Cordoned node " + W1 + " to upgrade it to " + TARGET + ".");
         assertThat(registry.get("cks.operations").tag("kind", "NodeUpgrade").tag("outcome", "Succeeded").counter().count()).isEqualTo(1.0);
     }
 
@@ -265,6 +270,10 @@ class NodeUpgradeReconcilerTest {
         assertThat(nodes.isCordoned(CONTROL)).isFalse();
         assertThat(jobs.nodesWithJobs()).containsExactly(CONTROL);
         assertThat(events.all()).filteredOn(e -> e.reason().equals("Failed")).singleElement().satisfies(e -> assertThat(e.type()).isEqualTo("Warning"));
+        assertThat(events.onNode(CONTROL)).as("the node tells that its Job failed and that it was given back")
+                .extracting(RecordingEvents.NodeEvent::reason).endsWith("Upgrading", "NodeFailed", OperationRecorder.UNCORDONED);
+        assertThat(events.onNode(CONTROL)).filteredOn(e -> e.reason().equals("NodeFailed")).singleElement()
+                .satisfies(e -> assertThat(e.type()).isEqualTo("Warning")).satisfies(e -> assertThat(e.message()).contains("BackoffLimitExceeded"));
     }
 
     @Test
