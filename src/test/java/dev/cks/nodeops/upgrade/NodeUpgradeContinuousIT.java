@@ -187,7 +187,8 @@ class NodeUpgradeContinuousIT extends NodeUpgradeScenario {
 
         assertThat(upgradeJobsOn(joiner)).as("one upgrade Job for the joiner").hasSize(1);
         assertThat(kubelets.jobsOn(List.of(joiner))).hasSize(1);
-        assertThat(nodeStatus(again, joiner).getJobName()).isEqualTo(upgradeJobsOn(joiner).get(0).getMetadata().getName());
+        assertThat(UpgradeJob.nodeUpgradeOf(upgradeJobsOn(joiner).get(0))).contains("nu-cont-kill");
+        assertThat(nodeStatus(again, joiner).getVersion()).isEqualTo(TARGET);
         bed.assertReleased(joiner, false);
     }
 
