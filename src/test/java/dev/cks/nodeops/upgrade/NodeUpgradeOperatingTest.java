@@ -592,4 +592,25 @@ class NodeUpgradeOperatingTest {
         assertThat(again.getNodes()).allSatisfy(n -> assertThat(n.getVersion()).isEqualTo("v1.35.5"));
         assertThat(nodes.nodes()).noneMatch(n -> nodes.isCordoned(n.getMetadata().getName()));
     }
+
+    /**
+     * Cluster: a control-plane node and four workers held at the target; the other actor is a worker reinstalled from an
+     * old image (back Ready at the old version). It gets a second Job, never its first, finished one again: with the
+     * first Job's name the correction would take that Job's success for its own and wait for a version nothing installs.
+     */
+    @Test
+    void aWorkerBackAtTheOldVersionIsUpgradedByASecondJobNotByItsFirstOneAgain() {
+        create(spec -> spec.setMode(UpgradeMode.Continuous));
+        holding("holding after the rollout", s -> true);
+        String worker = WORKERS.get(2);
+        String firstJob = node(worker).getJobName();
+
+        nodes.get(worker).getStatus().getNodeInfo().setKubeletVersion(FROM);
+        NodeUpgradeStatus again = holding("holding after correcting " + worker, s -> worker.equals(s.getHold().getLastCorrectedNode()));
+
+        assertThat(jobs.created).filteredOn(name -> name.contains(worker)).hasSize(2).doesNotHaveDuplicates().contains(firstJob);
+        assertThat(node(worker).getJobName()).isNotEqualTo(firstJob);
+        assertThat(node(worker).getVersion()).isEqualTo(TARGET);
+        assertThat(again.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Holding);
+    }
 }
