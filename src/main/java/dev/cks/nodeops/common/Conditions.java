@@ -27,6 +27,10 @@ public final class Conditions {
     public static final String CLOUDSTACK_RECORD_CURRENT = "CloudStackRecordCurrent";
     /** False when the CloudStack API URL is plain http: keys' signatures and answers cross the network unencrypted. */
     public static final String CLOUDSTACK_TLS = "CloudStackTLS";
+    /** A Continuous NodeUpgrade: True while every selected node it may touch is at the target and it watches; False while it corrects one. */
+    public static final String HOLDING = "Holding";
+    /** A Continuous NodeUpgrade: True while another Continuous NodeUpgrade selects one of its nodes (the later one is refused); names it. */
+    public static final String OVERLAPPING = "Overlapping";
 
     private static final int MAX_MESSAGE = 32 * 1024;
 

@@ -41,6 +41,7 @@ public class StatusMetrics {
     private final MultiGauge findings;
     private final MultiGauge lastCompleteRuns;
     private final MultiGauge auditIntervals;
+    private final MultiGauge nodesBelowTarget;
     private SharedIndexInformer<NodeUpgrade> upgrades;
     private SharedIndexInformer<ScaleDown> scaleDowns;
     private SharedIndexInformer<VMMapAudit> audits;
@@ -57,6 +58,8 @@ public class StatusMetrics {
                 .description("When the last VM-map audit run that compared all views started (epoch seconds)").register(registry);
         this.auditIntervals = MultiGauge.builder(StatusSeries.AUDIT_INTERVAL).baseUnit("seconds")
                 .description("The interval an audit that is not suspended runs at").register(registry);
+        this.nodesBelowTarget = MultiGauge.builder(StatusSeries.NODES_BELOW_TARGET)
+                .description("Selected nodes older than a Continuous NodeUpgrade's target at its last look").register(registry);
     }
 
     void start(@Observes StartupEvent event) {
@@ -112,6 +115,7 @@ public class StatusMetrics {
         register(findings, StatusSeries.findings(vma));
         register(lastCompleteRuns, StatusSeries.lastCompleteRuns(vma));
         register(auditIntervals, StatusSeries.auditIntervals(vma, auditSettings));
+        register(nodesBelowTarget, StatusSeries.nodesBelowTarget(nu));
     }
 
     private static <T> List<T> list(SharedIndexInformer<T> informer) {

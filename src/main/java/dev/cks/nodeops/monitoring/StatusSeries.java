@@ -27,6 +27,7 @@ public final class StatusSeries {
     public static final String FINDINGS = "cks.vmmap.findings";
     public static final String LAST_COMPLETE_RUN = "cks.vmmap.audit.last.complete.run.timestamp";
     public static final String AUDIT_INTERVAL = "cks.vmmap.audit.interval";
+    public static final String NODES_BELOW_TARGET = "cks.nodeupgrade.nodes.below.target";
 
     /** One series: its labels and value. */
     public record Sample(Map<String, String> labels, double value) {
@@ -43,6 +44,12 @@ public final class StatusSeries {
         scaleDowns.stream().filter(s -> s.getStatus() != null && s.getStatus().getPhase() != null).forEach(s -> samples.add(
                 new Sample(Map.of("kind", "ScaleDown", "name", s.getMetadata().getName(), "phase", s.getStatus().getPhase().name()), 1)));
         return samples;
+    }
+
+    /** For each Continuous NodeUpgrade that has held once: its selected nodes older than its target at its last look (status.hold.belowTarget). */
+    public static List<Sample> nodesBelowTarget(List<NodeUpgrade> upgrades) {
+        return upgrades.stream().filter(u -> u.getStatus() != null && u.getStatus().getHold() != null)
+                .map(u -> new Sample(Map.of("name", u.getMetadata().getName()), u.getStatus().getHold().getBelowTarget())).toList();
     }
 
     /** For every node being drained: 1 while it is blocked by the kit's one rule ({@link DrainTick#blockedFor}), else 0. */

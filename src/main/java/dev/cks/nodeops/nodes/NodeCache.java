@@ -116,12 +116,15 @@ public class NodeCache {
     /**
      * What the cache keeps of a Node: what its readers read, so a thousand cached Nodes stay small. The
      * upgrades' wake-ups and availability count read readiness, kubelet version, cordon, who cordoned it and
-     * who holds its lock; the audit reads name, age and kubelet version; the informer needs the resourceVersion.
+     * who holds its lock; a Continuous NodeUpgrade's wake-ups read its labels (its selector) and its opt-out; the
+     * audit reads name, age and kubelet version; the informer needs the resourceVersion.
      */
     public static Node pruned(Node node) {
         NodeBuilder pruned = new NodeBuilder().withNewMetadata().withName(node.getMetadata().getName())
                 .withCreationTimestamp(node.getMetadata().getCreationTimestamp())
-                .withResourceVersion(node.getMetadata().getResourceVersion()).endMetadata();
+                .withResourceVersion(node.getMetadata().getResourceVersion()).withLabels(node.getMetadata().getLabels()).endMetadata();
+        NodeAnnotations.excluded(node).ifPresent(why -> pruned.editMetadata()
+                .addToAnnotations(NodeAnnotations.EXCLUDE, node.getMetadata().getAnnotations().get(NodeAnnotations.EXCLUDE)).endMetadata());
         NodeLock.holder(node).ifPresent(holder -> pruned.editMetadata().addToAnnotations(NodeAnnotations.LOCK, holder).endMetadata());
         String cordonedBy = node.getMetadata().getAnnotations() == null ? null : node.getMetadata().getAnnotations().get(NodeAnnotations.CORDONED_BY);
         if (cordonedBy != null) {

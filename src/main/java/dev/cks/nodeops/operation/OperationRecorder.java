@@ -40,6 +40,8 @@ public final class OperationRecorder {
     public static final String UNCORDONED = "Uncordoned";
     public static final String PAUSED = "Paused";
     public static final String RESUMED = "Resumed";
+    public static final String HOLDING = "Holding";
+    public static final String CORRECTING = "Correcting";
 
     private final String kind;
     private final EventRecorder events;
@@ -193,6 +195,37 @@ public final class OperationRecorder {
         status.setCurrentNode(null);
         status.setMessage(firstLine(message));
         metrics.finished(kind, status.phaseName());
+    }
+
+    /**
+     * Done with every node, and watching for one that falls below the target again (a Continuous NodeUpgrade):
+     * {@code Holding=True}, Progressing=False, no Waiting, and an event when it begins to hold. Nothing is counted as
+     * finished: it has not ended.
+     */
+    public void holding(CustomResource<?, ? extends NodeOperationStatus> resource, String message, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        boolean already = Conditions.isTrue(status.getConditions(), Conditions.HOLDING);
+        Conditions.set(status.getConditions(), Conditions.HOLDING, true, "AtTarget", message, generation(resource), now);
+        Conditions.set(status.getConditions(), Conditions.PROGRESSING, false, HOLDING, firstLine(message), generation(resource), now);
+        Conditions.remove(status.getConditions(), Conditions.WAITING);
+        status.enter(Stage.HOLDING);
+        status.setCurrentNode(null);
+        status.setMessage(firstLine(message));
+        if (!already) {
+            events.normal(resource, HOLDING, message);
+        }
+    }
+
+    /** A held operation found a node below its target: it works again ({@code Holding=False}), with an event per node. */
+    public void correcting(CustomResource<?, ? extends NodeOperationStatus> resource, List<String> messages, Instant now) {
+        NodeOperationStatus status = resource.getStatus();
+        String message = String.join(" ", messages);
+        Conditions.set(status.getConditions(), Conditions.HOLDING, false, CORRECTING, message, generation(resource), now);
+        Conditions.set(status.getConditions(), Conditions.PROGRESSING, true, CORRECTING, message, generation(resource), now);
+        Conditions.remove(status.getConditions(), Conditions.WAITING);
+        status.enter(Stage.RUNNING);
+        status.setMessage(firstLine(message));
+        messages.forEach(each -> events.normal(resource, CORRECTING, each));
     }
 
     /**

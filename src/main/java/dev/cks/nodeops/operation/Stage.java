@@ -6,6 +6,8 @@ public enum Stage {
     WAITING,
     /** Work goes on again after a wait. */
     RUNNING,
+    /** Done with every node, and watching for one that falls below the target again (a Continuous NodeUpgrade only). */
+    HOLDING,
     SUCCEEDED,
     /** Everything this operation changed was put back (ScaleDown only). */
     ROLLED_BACK,

@@ -100,6 +100,7 @@ public class ScaleDownStatus extends NodeOperationStatus {
         phase = switch (stage) {
             case WAITING -> phase == null || phase == Phase.Pending || phase == Phase.Waiting ? Phase.Waiting : phase;
             case RUNNING -> phase == Phase.Waiting ? Phase.Pending : phase;
+            case HOLDING -> phase; // a ScaleDown never holds
             case SUCCEEDED -> Phase.Succeeded;
             case ROLLED_BACK -> Phase.RolledBack;
             case FAILED -> Phase.Failed;

@@ -1,11 +1,14 @@
 package dev.cks.nodeops.upgrade;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import jakarta.inject.Inject;
@@ -58,6 +61,10 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<NodeUpgrade> {
     static final String KIND = "NodeUpgrade";
     static final String NOTHING_SELECTED = "NothingSelected";
+    static final String OVERLAPS = "Overlaps";
+    static final String TARGET_CHANGED = "TargetChanged";
+    static final String NEWER_THAN_TARGET = "NewerThanTarget";
+    static final String CORRECTION_REFUSED = "CorrectionRefused";
 
     private final Clock clock;
     private final OperatorSettings settings;
@@ -76,21 +83,30 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
      * through {@link NodeWork#node}.
      */
     private final Function<String, Optional<Node>> rolloutNode;
+    /** Every NodeUpgrade, read when a Continuous one plans or looks at its nodes: two must not hold one node. */
+    private final Supplier<List<NodeUpgrade>> peers;
 
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings, NodeCache nodeCache) {
         this(clock, settings, cloudStack, OperationPorts.onCluster(client, drainClient, KIND, events, metrics, settings), UpgradeJobs.on(client),
-                ApiServerVersions.on(client), nodeCache);
+                ApiServerVersions.on(client), nodeCache, () -> client.resources(NodeUpgrade.class).list().getItems());
     }
 
     NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
             ApiServerVersions apiServers) {
-        this(clock, settings, cloudStack, ports, jobs, apiServers, null); // tests without event sources: no Node cache
+        this(clock, settings, cloudStack, ports, jobs, apiServers, List::of);
+    }
+
+    /** Tests without event sources (no Node cache), with the other NodeUpgrades they say there are. */
+    NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
+            ApiServerVersions apiServers, Supplier<List<NodeUpgrade>> peers) {
+        this(clock, settings, cloudStack, ports, jobs, apiServers, null, peers);
     }
 
     private NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
-            ApiServerVersions apiServers, NodeCache nodeCache) {
+            ApiServerVersions apiServers, NodeCache nodeCache, Supplier<List<NodeUpgrade>> peers) {
+        this.peers = peers;
         this.clock = clock;
         this.nodeCache = nodeCache;
         this.apiServers = apiServers;
@@ -119,11 +135,33 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         Optional<String> retry = UpgradeProgress.takeRetry(upgrade);
         retry.ifPresent(token -> recorder.event(upgrade, "RetryRequested", "Retrying NodeUpgrade " + upgrade.getMetadata().getName()
                 + " (retry " + token + "): nodes Ready at " + upgrade.getSpec().getTargetVersion() + " are skipped."));
+        if (upgrade.getSpec() != null && ContinuousHold.newRollout(upgrade.getSpec(), status)) {
+            recorder.event(upgrade, TARGET_CHANGED, "spec.targetVersion of NodeUpgrade " + upgrade.getMetadata().getName() + " changed from "
+                    + status.getTargetVersion() + " to " + upgrade.getSpec().getTargetVersion() + ": a new rollout to " + upgrade.getSpec().getTargetVersion()
+                    + " is planned, with the version skew guard.");
+            UpgradeProgress.startOver(status);
+        }
         if (status.finished()) {
             return UpdateControl.noUpdate();
         }
-        return recorder.step(upgrade, NodeUpgradeValidation.problems(upgrade.getSpec()), now,
-                () -> status.getStartedAt() == null ? plan(upgrade, now) : advance(upgrade, now));
+        NodeUpgrade working = atRolloutTarget(upgrade);
+        return recorder.step(working, NodeUpgradeValidation.problems(upgrade.getSpec()), now,
+                () -> status.getStartedAt() == null ? plan(working, now) : advance(working, now));
+    }
+
+    /**
+     * The NodeUpgrade as its current rollout sees it: a Continuous one whose target changed while a node was in progress
+     * finishes that node at the version its Job was made for; the new rollout is planned once none is in progress.
+     */
+    private static NodeUpgrade atRolloutTarget(NodeUpgrade upgrade) {
+        if (upgrade.getSpec() == null || !ContinuousHold.targetChanged(upgrade.getSpec(), upgrade.getStatus())) {
+            return upgrade;
+        }
+        NodeUpgrade pinned = new NodeUpgrade();
+        pinned.setMetadata(upgrade.getMetadata());
+        pinned.setSpec(upgrade.getSpec().withTargetVersion(upgrade.getStatus().getTargetVersion()));
+        pinned.setStatus(upgrade.getStatus());
+        return pinned;
     }
 
     /** An exception from a step (the API server restarting under a control-plane upgrade, a bug): the error goes to status, the step is retried. */
@@ -137,11 +175,20 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         NodeUpgradeSpec spec = upgrade.getSpec();
         List<Node> cluster = work.nodes();
         List<UpgradeNodeStatus> planned = UpgradePlan.plan(cluster, spec.getNodeSelector(), spec.getTargetVersion());
+        if (spec.continuous()) {
+            Map<String, List<String>> earlier = ContinuousHold.overlaps(upgrade, peers.get(), cluster).earlier();
+            if (!earlier.isEmpty()) {
+                recorder.refused(upgrade, OVERLAPS, ContinuousHold.overlapRefusal(upgrade, earlier), now);
+                return Step.finished();
+            }
+            planned = ContinuousHold.neverDown(planned, spec.getTargetVersion(), ContinuousHold.attempt(now));
+        }
+        status.setTargetVersion(spec.getTargetVersion());
         status.setNodes(new ArrayList<>(planned));
         status.setStartedAt(Timestamps.format(now));
         status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
         status.setProgress(UpgradeProgress.progress(planned));
-        if (planned.isEmpty()) {
+        if (planned.isEmpty() && !spec.continuous()) {
             // Most often a typo in the selector: succeeded (nothing is left undone), but said loudly.
             String selector = spec.getNodeSelector() == null || spec.getNodeSelector().isEmpty() ? "(empty: every node)"
                     : spec.getNodeSelector().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
@@ -210,7 +257,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             return finishFailed(upgrade, finish.failed(), now);
         }
         if (idle instanceof RolloutGate.FinishSucceeded) {
-            return finishSucceeded(upgrade, now);
+            return upgrade.getSpec().continuous() ? hold(upgrade, now) : finishSucceeded(upgrade, now);
         }
         if (idle instanceof RolloutGate.StartTooLate late) {
             return pipeline.fail(upgrade, late.node(), late.error(), now);
@@ -223,6 +270,82 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                 + ". It starts when one of them is available again.", now);
         // Those nodes are not this upgrade's, so their changes do not wake it: it looks again.
         return Step.onEvent();
+    }
+
+    /**
+     * A Continuous NodeUpgrade with every node done: it looks at the nodes its selector matches. A node below the target
+     * is planned again and the rollout's rules take it from there (preflight and the skew guard first, here); else it
+     * holds, and looks again at the next Node change that concerns it or after spec.holdIntervalSeconds.
+     */
+    private Step hold(NodeUpgrade upgrade, Instant now) {
+        NodeUpgradeStatus status = upgrade.getStatus();
+        NodeUpgradeSpec spec = upgrade.getSpec();
+        String target = spec.getTargetVersion();
+        Step again = Step.after(Duration.ofSeconds(spec.getHoldIntervalSeconds()));
+        HoldStatus hold = status.getHold() == null ? new HoldStatus() : status.getHold();
+        status.setHold(hold);
+        ContinuousHold.lastCorrected(status.getNodes(), hold.getSince()).ifPresent(node -> {
+            hold.setLastCorrectedNode(node.getName());
+            hold.setLastCorrectedAt(node.getCompletedAt());
+        });
+        List<Node> cluster = work.nodes();
+        ContinuousHold.Overlaps overlaps = ContinuousHold.overlaps(upgrade, peers.get(), cluster);
+        if (!overlaps.earlier().isEmpty()) {
+            // A node newly labelled into both selections: the later NodeUpgrade stops, as it would have been refused at creation.
+            recorder.refused(upgrade, OVERLAPS, ContinuousHold.overlapRefusal(upgrade, overlaps.earlier()), now);
+            return Step.finished();
+        }
+        hold.setOverlappedBy(overlaps.later().keySet().stream().toList());
+        if (overlaps.later().isEmpty()) {
+            Conditions.remove(status.getConditions(), Conditions.OVERLAPPING);
+        } else {
+            recorder.condition(upgrade, Conditions.OVERLAPPING, true, OVERLAPS, "Continuous NodeUpgrade(s) created later select nodes this one holds, "
+                    + "and are refused: " + overlaps.later().entrySet().stream().map(e -> e.getKey() + " (" + String.join(", ", e.getValue()) + ")")
+                            .collect(Collectors.joining("; ")) + ".", now);
+        }
+        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, spec.getNodeSelector(), target, status.getNodes(), now);
+        status.getNodes().removeIf(n -> scan.gone().contains(n.getName()));
+        List<String> newlyNewer = scan.newer().stream().filter(n -> !hold.getNewer().contains(n)).toList();
+        if (!newlyNewer.isEmpty()) {
+            recorder.event(upgrade, NEWER_THAN_TARGET, "Not touched: " + String.join(", ", newlyNewer) + " run(s) a version newer than the target "
+                    + target + "; a NodeUpgrade never takes a node down.");
+        }
+        hold.setNewer(scan.newer().stream().limit(HoldStatus.NAMED_NEWER).toList());
+        hold.setAboveTarget(scan.newer().size());
+        hold.setBelowTarget(scan.belowTarget());
+        hold.setLastScanAt(Timestamps.format(now));
+        if (!scan.corrections().isEmpty()) {
+            List<UpgradeNodeStatus> entries = scan.corrections().stream().map(ContinuousHold.Correction::entry).toList();
+            Optional<String> skew = VersionSkew.refusal(entries, cluster, apiServers.read(), target);
+            if (skew.isPresent()) {
+                recorder.waiting(upgrade, CORRECTION_REFUSED, skew.get() + " Looked at again in " + spec.getHoldIntervalSeconds() + " s.", now);
+                return again;
+            }
+            List<String> names = entries.stream().map(UpgradeNodeStatus::getName).toList();
+            PreflightGate.Verdict verdict = PreflightGate.check(work, names, Draining.ONE_AT_A_TIME, pipeline.drainOptions(upgrade), spec.getPreflight(), now);
+            if (verdict instanceof PreflightGate.Refuse refuse) {
+                recorder.waiting(upgrade, CORRECTION_REFUSED, refuse.message() + " Looked at again in " + spec.getHoldIntervalSeconds() + " s.", now);
+                return again;
+            }
+            recorder.preflight(upgrade, (PreflightGate.Proceed) verdict, now);
+            status.setNodes(ContinuousHold.withCorrections(status.getNodes(), scan.corrections()));
+            // A correction is a rollout of its own: its deadline counts from now.
+            status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
+            status.setProgress(UpgradeProgress.progress(status.getNodes()));
+            recorder.correcting(upgrade, scan.corrections().stream().map(ContinuousHold.Correction::message).toList(), now);
+            return Step.next();
+        }
+        boolean begins = !Conditions.isTrue(status.getConditions(), Conditions.HOLDING);
+        String staleRecord = begins ? jobStep.checkCloudStackRecord(upgrade, now).map(stale -> " " + stale).orElse("") : "";
+        if (begins) {
+            hold.setSince(Timestamps.format(now));
+        }
+        long atTarget = status.getNodes().stream().filter(n -> n.getVersion() != null && UpgradeProgress.isFinished(n)).count();
+        recorder.holding(upgrade, "Holding " + target + ": " + atTarget + " of " + status.getNodes().size() + " selected nodes are at it"
+                + (scan.newer().isEmpty() ? "" : "; newer, not touched: " + String.join(", ", hold.getNewer()))
+                + (scan.notNow().isEmpty() ? "" : "; below it, upgraded when they may be: " + String.join(", ", scan.notNow()))
+                + ". A node that joins or comes back below " + target + " is upgraded." + staleRecord, now);
+        return again;
     }
 
     private Step finishSucceeded(NodeUpgrade upgrade, Instant now) {

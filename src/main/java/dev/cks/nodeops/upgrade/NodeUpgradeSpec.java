@@ -19,7 +19,11 @@ import io.fabric8.generator.annotation.ValidationRule;
 
 // An upgrade that changes under way could leave nodes at two targets; retry or re-create instead. Only how
 // and when it runs may change: spec.paused, spec.window and spec.maxUnavailable.
-@ValidationRule(value = "has(self.targetVersion) == has(oldSelf.targetVersion) && (!has(self.targetVersion) || self.targetVersion == oldSelf.targetVersion)", message = "spec.targetVersion cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+// A Continuous NodeUpgrade holds a version: changing it starts a new rollout to the new one (with the skew guard).
+@ValidationRule(value = "self.targetVersion == oldSelf.targetVersion || (has(self.mode) && self.mode == 'Continuous' && has(oldSelf.mode) && oldSelf.mode == 'Continuous')",
+        message = "spec.targetVersion cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.mode) == has(oldSelf.mode) && (!has(self.mode) || self.mode == oldSelf.mode)", message = "spec.mode cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
+@ValidationRule(value = "has(self.holdIntervalSeconds) == has(oldSelf.holdIntervalSeconds) && (!has(self.holdIntervalSeconds) || self.holdIntervalSeconds == oldSelf.holdIntervalSeconds)", message = "spec.holdIntervalSeconds cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "has(self.nodeSelector) == has(oldSelf.nodeSelector) && (!has(self.nodeSelector) || self.nodeSelector == oldSelf.nodeSelector)", message = "spec.nodeSelector cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "has(self.executor) == has(oldSelf.executor) && (!has(self.executor) || self.executor == oldSelf.executor)", message = "spec.executor cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "has(self.readyTimeoutSeconds) == has(oldSelf.readyTimeoutSeconds) && (!has(self.readyTimeoutSeconds) || self.readyTimeoutSeconds == oldSelf.readyTimeoutSeconds)", message = "spec.readyTimeoutSeconds cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
@@ -39,7 +43,8 @@ public class NodeUpgradeSpec {
     static final String LABEL_KEY = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
     static final String LABEL_VALUE = "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$";
 
-    static final String ONLY_MUTABLE = " while the NodeUpgrade exists; only spec.paused, spec.window and spec.maxUnavailable may. "
+    static final String ONLY_MUTABLE = " while the NodeUpgrade exists; only spec.paused, spec.window and spec.maxUnavailable may"
+            + " (and spec.targetVersion of a Continuous one). "
             + "Create a new NodeUpgrade, or retry this one with the annotation nodeops.cks.dev/retry";
     /** Semver with optional leading v, pre-release and build metadata (e.g. v1.33.4, 1.34.0-rc.1, v1.33.4+vendor.1). */
     public static final String VERSION_PATTERN =
@@ -101,6 +106,18 @@ public class NodeUpgradeSpec {
     @Default("false")
     private Boolean waitForDrainedWorkloads = false;
 
+    @JsonPropertyDescription("Once: the upgrade ends when its nodes are done. Continuous: it then holds the version, upgrading every node its "
+            + "selector matches that joins, returns or is found below the target, with the same rules; nodes newer than the target are reported, "
+            + "never taken down. Fixed once created.")
+    @Default("Once")
+    private UpgradeMode mode = UpgradeMode.Once;
+
+    @JsonPropertyDescription("Continuous only: how often the held nodes are looked at again, besides every Node change that may concern them.")
+    @Default("60")
+    @Min(5)
+    @Max(86400)
+    private Integer holdIntervalSeconds = 60;
+
     public String getTargetVersion() { return targetVersion; }
     public void setTargetVersion(String targetVersion) { this.targetVersion = targetVersion; }
     public Map<String, String> getNodeSelector() { return nodeSelector; }
@@ -123,6 +140,39 @@ public class NodeUpgradeSpec {
     public void setMaxUnavailable(IntOrString maxUnavailable) { this.maxUnavailable = maxUnavailable; }
     public Integer getSoakSeconds() { return soakSeconds; }
     public void setSoakSeconds(Integer soakSeconds) { this.soakSeconds = soakSeconds; }
+    public UpgradeMode getMode() { return mode; }
+    public void setMode(UpgradeMode mode) { this.mode = mode; }
+    public Integer getHoldIntervalSeconds() { return holdIntervalSeconds; }
+    public void setHoldIntervalSeconds(Integer holdIntervalSeconds) { this.holdIntervalSeconds = holdIntervalSeconds; }
+
+    /** Not a bean property (no "is"/"get"), so it stays out of the CRD. */
+    public boolean continuous() {
+        return mode == UpgradeMode.Continuous;
+    }
+
+    /**
+     * This spec with another target: a Continuous NodeUpgrade whose target changed finishes the nodes in progress at the
+     * version their Jobs were made for before its new rollout begins.
+     */
+    NodeUpgradeSpec withTargetVersion(String version) {
+        NodeUpgradeSpec copy = new NodeUpgradeSpec();
+        copy.targetVersion = version;
+        copy.nodeSelector = nodeSelector;
+        copy.executor = executor;
+        copy.readyTimeoutSeconds = readyTimeoutSeconds;
+        copy.drain = drain;
+        copy.preflight = preflight;
+        copy.timeoutSeconds = timeoutSeconds;
+        copy.paused = paused;
+        copy.window = window;
+        copy.maxUnavailable = maxUnavailable;
+        copy.soakSeconds = soakSeconds;
+        copy.waitForDrainedWorkloads = waitForDrainedWorkloads;
+        copy.mode = mode;
+        copy.holdIntervalSeconds = holdIntervalSeconds;
+        return copy;
+    }
+
     public Boolean getWaitForDrainedWorkloads() { return waitForDrainedWorkloads; }
     public void setWaitForDrainedWorkloads(Boolean waitForDrainedWorkloads) { this.waitForDrainedWorkloads = waitForDrainedWorkloads; }
 }

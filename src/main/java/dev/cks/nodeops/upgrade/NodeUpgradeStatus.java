@@ -7,12 +7,17 @@ import dev.cks.nodeops.operation.NodeOperationStatus;
 import dev.cks.nodeops.operation.Stage;
 
 public class NodeUpgradeStatus extends NodeOperationStatus {
-    public enum Phase { Pending, Running, Waiting, Succeeded, Failed }
+    /** Holding: a Continuous NodeUpgrade whose nodes are all done watches for nodes below its target (docs/continuous.md). */
+    public enum Phase { Pending, Running, Waiting, Holding, Succeeded, Failed }
 
     private Phase phase;
     private List<UpgradeNodeStatus> nodes = new ArrayList<>();
     /** The value of the retry annotation last acted on; a new value restarts a failed upgrade. */
     private String retryToken;
+    /** The version the current rollout goes to: a Continuous NodeUpgrade whose spec.targetVersion changed starts a new one. */
+    private String targetVersion;
+    /** Continuous only, once its rollout is over. */
+    private HoldStatus hold;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
@@ -20,6 +25,10 @@ public class NodeUpgradeStatus extends NodeOperationStatus {
     public void setNodes(List<UpgradeNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
     public String getRetryToken() { return retryToken; }
     public void setRetryToken(String retryToken) { this.retryToken = retryToken; }
+    public String getTargetVersion() { return targetVersion; }
+    public void setTargetVersion(String targetVersion) { this.targetVersion = targetVersion; }
+    public HoldStatus getHold() { return hold; }
+    public void setHold(HoldStatus hold) { this.hold = hold; }
 
     /** Waiting only while no node is held; a wait with a node cordoned keeps Running and the Waiting condition says why. */
     @Override
@@ -27,6 +36,7 @@ public class NodeUpgradeStatus extends NodeOperationStatus {
         phase = switch (stage) {
             case WAITING -> holdsANode() ? phase : Phase.Waiting;
             case RUNNING -> Phase.Running;
+            case HOLDING -> Phase.Holding;
             case SUCCEEDED -> Phase.Succeeded;
             case ROLLED_BACK, FAILED -> Phase.Failed;
         };

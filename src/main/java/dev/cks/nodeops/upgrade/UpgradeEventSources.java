@@ -1,10 +1,12 @@
 package dev.cks.nodeops.upgrade;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
@@ -31,20 +33,30 @@ final class UpgradeEventSources {
      * What of a Node can move an upgrade: readiness and version (the Ready wait), schedulability (a
      * cordon), and who holds its lock (a wait for the lock). Pure; the same for a full or a pruned Node.
      */
-    record NodeWake(NodeReadiness.State readiness, String kubeletVersion, boolean unschedulable, String lockHolder) {
+    record NodeWake(NodeReadiness.State readiness, String kubeletVersion, boolean unschedulable, String lockHolder, boolean optedOut,
+            Map<String, String> labels) {
+        /** The opt-out and the labels matter to a Continuous NodeUpgrade: a node that stops opting out, or comes into its selection. */
         static NodeWake of(Node node) {
+            Map<String, String> labels = node.getMetadata().getLabels();
             return new NodeWake(NodeReadiness.state(node), NodeReadiness.kubeletVersion(node), NodeReadiness.isUnschedulable(node),
-                    NodeLock.holder(node).orElse(null));
+                    NodeLock.holder(node).orElse(null), NodeAnnotations.excluded(node).isPresent(), labels == null ? Map.of() : labels);
         }
     }
 
 
-    /** The upgrades a Node's change concerns: the one holding its lock, and those working on or waiting for it. */
+    /**
+     * The upgrades a Node's change concerns: the one holding its lock, those working on or waiting for it, and the
+     * Continuous ones whose selector matches it (a node that joins or comes back below the target is theirs to upgrade).
+     */
     static Set<ResourceID> concerned(Node node, Stream<NodeUpgrade> underWay) {
         String name = node.getMetadata().getName();
         String holder = NodeLock.holder(node).orElse(null);
-        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade)) || worksOn(upgrade, name))
+        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade)) || worksOn(upgrade, name) || holds(upgrade, node))
                 .map(ResourceID::fromResource).collect(Collectors.toSet());
+    }
+
+    private static boolean holds(NodeUpgrade upgrade, Node node) {
+        return upgrade.getSpec() != null && upgrade.getSpec().continuous() && UpgradePlan.selects(upgrade.getSpec().getNodeSelector(), node);
     }
 
     /** status.currentNode names the nodes in progress, comma-separated when maxUnavailable lets several go at once. */

@@ -158,7 +158,7 @@ final class UpgradeJobStep {
                 return isoAttachment.attach(upgrade, node, now);
             }
             String namespace = settings.namespace();
-            String jobName = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
+            String jobName = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), attemptKey(upgrade, node));
             Optional<Job> job = jobs.find(namespace, jobName);
             if (!usesIso || node.getIsoState() == IsoState.Attached) {
                 if (job.isEmpty()) {
@@ -367,13 +367,23 @@ final class UpgradeJobStep {
             return new ScriptRefused(refused.message());
         }
         return new Made(UpgradeJob.build(new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(),
-                node.getName(), upgrade.getStatus().getRetryToken(), node.getAction(), spec.getTargetVersion(), UpgradeJob.Runtime.of(settings.upgrade()),
+                node.getName(), attemptKey(upgrade, node), node.getAction(), spec.getTargetVersion(), UpgradeJob.Runtime.of(settings.upgrade()),
                 executor.getJobTimeoutSeconds(), configMap, key, arguments, ((ScriptTrust.Trusted) script).sha256())));
+    }
+
+    /**
+     * What tells this node's Job apart from the node's earlier Jobs of the same NodeUpgrade (kept 24 h after they end): the
+     * retry token, and for a node a Continuous NodeUpgrade upgrades again (a correction, a rollout to a new target) the
+     * attempt recorded in its status before its Job is made, so a restarted operator finds that Job under the same name.
+     */
+    static String attemptKey(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+        String retry = upgrade.getStatus().getRetryToken();
+        return node.getAttempt() == null ? retry : (retry == null ? "" : retry) + "/" + node.getAttempt();
     }
 
     /** Whether this run's upgrade Job of the node exists, recorded in status or not. */
     boolean jobExists(NodeUpgrade upgrade, UpgradeNodeStatus node) {
-        return jobs.find(settings.namespace(), UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken()))
+        return jobs.find(settings.namespace(), UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), attemptKey(upgrade, node)))
                 .isPresent();
     }
 
@@ -382,7 +392,7 @@ final class UpgradeJobStep {
      * Only a Job made by an earlier operator carries an owner reference; for the others the patch changes nothing.
      */
     Optional<String> orphanRunningJob(NodeUpgrade upgrade, UpgradeNodeStatus node) {
-        String name = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
+        String name = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), attemptKey(upgrade, node));
         Optional<Job> job = jobs.find(settings.namespace(), name).filter(found -> UpgradeJob.outcome(found) instanceof UpgradeJob.Running);
         job.ifPresent(running -> jobs.orphan(settings.namespace(), name));
         return job.map(running -> settings.namespace() + "/" + name);
@@ -404,7 +414,7 @@ final class UpgradeJobStep {
      * still runs on the node: a second privileged upgrade is never started beside it. Waits until it ends.
      */
     private Optional<Outcome> earlierJobRunning(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
-        String ours = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), upgrade.getStatus().getRetryToken());
+        String ours = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), attemptKey(upgrade, node));
         return jobs.onNode(settings.namespace(), node.getName()).stream()
                 .filter(job -> !job.getMetadata().getName().equals(ours) && UpgradeJob.outcome(job) instanceof UpgradeJob.Running)
                 .findFirst().map(job -> {

@@ -55,6 +55,11 @@ public class UpgradeNodeStatus extends NodeProgress {
     private String soakUntil;
     /** Why the node is not upgraded (phase Skipped): at the target already, opted out, or given up by the drain's escalation. */
     private String skipReason;
+    /**
+     * Set when a Continuous NodeUpgrade plans the node (its rollout, a rollout to a new target, a correction): when that
+     * was, part of the name of the node's Job, so each gets a Job of its own.
+     */
+    private String attempt;
 
     public Action getAction() { return action; }
     public void setAction(Action action) { this.action = action; }
@@ -86,6 +91,8 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setSoakUntil(String soakUntil) { this.soakUntil = soakUntil; }
     public String getSkipReason() { return skipReason; }
     public void setSkipReason(String skipReason) { this.skipReason = skipReason; }
+    public String getAttempt() { return attempt; }
+    public void setAttempt(String attempt) { this.attempt = attempt; }
 
     /** The drain reads its state while it runs; the soak reads the workloads it evicted; after that, nothing does. */
     @Override

@@ -57,6 +57,12 @@ public final class UpgradeProgress {
             return Optional.empty();
         }
         status.setRetryToken(retry);
+        startOver(status);
+        return Optional.of(retry);
+    }
+
+    /** The upgrade is planned again from what the nodes report now: a retry, or a new target of a Continuous NodeUpgrade. */
+    static void startOver(NodeUpgradeStatus status) {
         status.setNodes(new ArrayList<>());
         status.setStartedAt(null);
         status.setCompletedAt(null);
@@ -64,7 +70,10 @@ public final class UpgradeProgress {
         status.setPhase(NodeUpgradeStatus.Phase.Pending);
         Conditions.remove(status.getConditions(), Conditions.FAILED);
         Conditions.remove(status.getConditions(), Conditions.SUCCEEDED);
-        return Optional.of(retry);
+        Conditions.remove(status.getConditions(), Conditions.HOLDING);
+        status.setHold(null);
+        // The plan records the target it goes to; until then no rollout is under way at an earlier one.
+        status.setTargetVersion(null);
     }
 
     /** True when the user's retry annotation carries a value this upgrade has not acted on yet. */

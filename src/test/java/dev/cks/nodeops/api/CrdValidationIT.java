@@ -237,6 +237,36 @@ class CrdValidationIT {
         }
     }
 
+    /**
+     * Bed: the API server alone, no operator. Actor: a person editing a Continuous NodeUpgrade. Its targetVersion may change
+     * (a new rollout), its mode and holdIntervalSeconds may not.
+     */
+    @Test
+    void theTargetOfAContinuousNodeUpgradeMayChangeButItsModeMayNot() {
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: NodeUpgrade\nmetadata:\n  name: continuous-nu\nspec:\n  targetVersion: v1.33.4\n"
+                + "  mode: Continuous\n  executor: {type: CloudStackIso}\n  nodeSelector: {pool: none}\n";
+        GenericKubernetesResource created = client.resource(client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class)).create();
+        try {
+            assertThat(spec(created)).as("defaulted").containsEntry("holdIntervalSeconds", 60);
+            GenericKubernetesResource retargeted = client.resource(created).edit(nu -> {
+                spec(nu).put("targetVersion", "v1.34.0");
+                return nu;
+            });
+            assertThat(spec(retargeted)).containsEntry("targetVersion", "v1.34.0");
+
+            assertThatThrownBy(() -> client.resource(retargeted).edit(nu -> {
+                spec(nu).put("mode", "Once");
+                return nu;
+            })).isInstanceOf(KubernetesClientException.class).hasMessageContaining("spec.mode cannot change");
+            assertThatThrownBy(() -> client.resource(retargeted).edit(nu -> {
+                spec(nu).put("holdIntervalSeconds", 5);
+                return nu;
+            })).isInstanceOf(KubernetesClientException.class).hasMessageContaining("spec.holdIntervalSeconds cannot change");
+        } finally {
+            client.resource(created).delete();
+        }
+    }
+
     @SuppressWarnings("unchecked")
     private static java.util.Map<String, Object> spec(GenericKubernetesResource resource) {
         return (java.util.Map<String, Object>) resource.getAdditionalProperties().get("spec");

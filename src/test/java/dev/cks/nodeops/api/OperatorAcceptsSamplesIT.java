@@ -26,7 +26,7 @@ class OperatorAcceptsSamplesIT {
         KubernetesClient client = bed.client();
         try (OperatorProcess ignored = OperatorProcess.start(bed, "accepts-samples", Map.of())) {
             for (String sample : List.of("nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "nodeupgrade-maintenance.yaml",
-                    "scaledown-maintenance.yaml")) {
+                    "scaledown-maintenance.yaml", "nodeupgrade-continuous.yaml")) {
                 GenericKubernetesResource resource = client.getKubernetesSerialization()
                         .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);
                 resource.getMetadata().setName("accepted-" + resource.getMetadata().getName());

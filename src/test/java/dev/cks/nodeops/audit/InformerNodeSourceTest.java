@@ -57,7 +57,7 @@ class InformerNodeSourceTest {
         assertThat(source.read().nodes()).containsExactly(new NodeView("prod-node-18c2f3a9b1", Instant.parse("2026-11-01T10:00:00Z"), "v1.34.2"));
         Node kept = NodeCache.pruned(full);
         assertThat(kept.getMetadata().getResourceVersion()).isEqualTo("7");
-        assertThat(kept.getMetadata().getLabels()).isNullOrEmpty();
+        assertThat(kept.getMetadata().getLabels()).as("kept for a Continuous NodeUpgrade's selector").isEqualTo(full.getMetadata().getLabels());
         assertThat(kept.getStatus().getNodeInfo().getKernelVersion()).isNull();
         assertThat(kept.getSpec()).isNull();
     }

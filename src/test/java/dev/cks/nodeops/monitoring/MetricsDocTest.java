@@ -239,7 +239,7 @@ public class MetricsDocTest {
         cloudStack.recordError("listVirtualMachines", 530);
         cloudStack.recordJob("scaleKubernetesCluster", CloudStackApiMetrics.SUCCESS, Duration.ofSeconds(2));
         new LeaderElection(settings, registry, null, java.time.Clock.systemUTC(), new dev.cks.nodeops.common.LeaderFence(settings, java.time.Clock.systemUTC()));
-        new StatusMetrics(null, settings, registry, java.time.Clock.systemUTC()).export(List.of(upgradeDraining()), List.of(scaleDown()), List.of(auditThatRan()));
+        new StatusMetrics(null, settings, registry, java.time.Clock.systemUTC()).export(List.of(upgradeDraining(), upgradeHolding()), List.of(scaleDown()), List.of(auditThatRan()));
         return registry.scrape();
     }
 
@@ -253,6 +253,17 @@ public class MetricsDocTest {
         node.setPhase(UpgradeNodeStatus.Phase.Draining);
         node.setDrain(new DrainState());
         upgrade.getStatus().getNodes().add(node);
+        return upgrade;
+    }
+
+    /** A Continuous NodeUpgrade holding its version with a node below it. */
+    private static NodeUpgrade upgradeHolding() {
+        NodeUpgrade upgrade = new NodeUpgrade();
+        upgrade.getMetadata().setName("hold-1-35");
+        upgrade.setStatus(new NodeUpgradeStatus());
+        upgrade.getStatus().setPhase(NodeUpgradeStatus.Phase.Holding);
+        upgrade.getStatus().setHold(new dev.cks.nodeops.upgrade.HoldStatus());
+        upgrade.getStatus().getHold().setBelowTarget(1);
         return upgrade;
     }
 

@@ -59,4 +59,28 @@ class VersionMatchTest {
         assertThat(VersionMatch.anyLineMatches("error: v1.28.1 not found\n", "1.28.1")).as("a sentence that mentions the version is not the version").isFalse();
         assertThat(VersionMatch.anyLineMatches("v1.28.10\r\nv1.28.1+vendor.1", "v1.28.1")).isTrue();
     }
+
+    /** A Continuous NodeUpgrade never takes a node down: which side of the target a kubelet is on, by semver precedence. */
+    @ParameterizedTest(name = "{0} against {1}: {2}")
+    @CsvSource(delimiter = '|', value = {
+            "v1.34.2 | v1.35.9 | -1",
+            "v1.35.10 | v1.35.9 | 1",
+            "1.35.9 | v1.35.9+vendor.1 | 0",
+            "v2.0.0 | v1.99.99 | 1",
+            "v1.35.0-rc.1 | v1.35.0 | -1",
+            "v1.35.0 | v1.35.0-rc.1 | 1",
+            "v1.35.0-rc.2 | v1.35.0-rc.10 | -1",
+            "v1.35.0-rc.1 | v1.35.0-rc.1.1 | -1",
+            "v1.35.0-alpha.1 | v1.35.0-beta.0 | -1",
+            "v1.35.0-1 | v1.35.0-alpha | -1"})
+    void versionsCompareBySemverPrecedence(String version, String other, int sign) {
+        assertThat(VersionMatch.compare(version, other)).get().extracting(Integer::signum).isEqualTo(sign);
+        assertThat(VersionMatch.compare(other, version)).get().extracting(Integer::signum).isEqualTo(-sign);
+    }
+
+    @Test
+    void aTextThatIsNoVersionHasNoOrder() {
+        assertThat(VersionMatch.compare("latest", "v1.35.9")).isEmpty();
+        assertThat(VersionMatch.compare("v1.35.9", null)).isEmpty();
+    }
 }

@@ -81,8 +81,14 @@ public final class KubeletUpgradeSimulation implements AutoCloseable {
     }
 
     private void comeBack(Job job) {
-        String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
-        String version = job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET);
+        restartAt(client, job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE), job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET));
+    }
+
+    /**
+     * The node's kubelet restarts at this version: it reports the version with Ready=False, and KWOK sets Ready back to
+     * True a moment later (an upgraded kubelet coming back, or a node reinstalled from an older image).
+     */
+    public static void restartAt(KubernetesClient client, String node, String version) {
         client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
                 "{\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"" + version + "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
                         + "\"reason\":\"KubeletNotReady\",\"message\":\"kubelet restarting after an upgrade\","

@@ -35,8 +35,8 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
  * the CRD schema: see CrdValidationIT (`targetVersion: '1.33'`).
  */
 class NodeUpgradeIT extends NodeUpgradeScenario {
-    private static final String SCRIPT_CONFIGMAP = "nu-it-kubeadm-upgrade";
-    private static final String SCRIPT = "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
+    static final String SCRIPT_CONFIGMAP = "nu-it-kubeadm-upgrade";
+    static final String SCRIPT = "#!/bin/sh\n# $1: target version, $2: apply|node\nset -eu\n"
             + "if [ \"$2\" = apply ]; then kubeadm upgrade apply \"$1\" --yes; else kubeadm upgrade node; fi\n"
             + "systemctl restart kubelet\n";
     private static final Duration UPGRADE_TIME = Duration.ofSeconds(120);
@@ -47,6 +47,11 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
 
     @Override
     protected Map<String, String> prepare(TestBed shared) {
+        return installScript(shared);
+    }
+
+    /** The script's ConfigMap on the bed; returns the operator's properties that trust it. */
+    static Map<String, String> installScript(TestBed shared) {
         shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
                 .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
         return operatorProperties();
@@ -57,7 +62,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(SCRIPT));
     }
 
-    private static UpgradeExecutor script() {
+    static UpgradeExecutor script() {
         return UpgradeBed.script(SCRIPT_CONFIGMAP, "upgrade.sh");
     }
 

@@ -24,6 +24,7 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.nodes.NodeRole;
 import dev.cks.nodeops.operation.MaintenanceWindow;
 import dev.cks.nodeops.operation.MaintenanceWindow.Day;
 import dev.cks.nodeops.operation.OperationPorts;
@@ -45,7 +46,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 /**
  * How a NodeUpgrade is operated, on fakes with time moved by hand: its window (time zones, closing
  * mid-run), pause and resume, maxUnavailable, soak and the drained workloads' health gate, nodes that
- * opt out, and the version-skew guard. The Script executor only: CloudStack plays no part here.
+ * opt out, the version-skew guard, and mode: Continuous (holding, a joiner, a newer node, a new target). The Script
+ * executor only: CloudStack plays no part here.
  */
 class NodeUpgradeOperatingTest {
     private static final String FROM = "v1.34.2";
@@ -119,9 +121,10 @@ class NodeUpgradeOperatingTest {
             boolean succeeds = !failingJobs.contains(node);
             jobs.finish(node, succeeds);
             if (succeeds) {
-                nodes.get(node).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+                String version = job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET);
+                nodes.get(node).getStatus().getNodeInfo().setKubeletVersion(version);
                 if (node.equals(CONTROL)) {
-                    apiServers.set(0, TARGET);
+                    apiServers.set(0, version);
                 }
             }
         });
@@ -492,5 +495,122 @@ class NodeUpgradeOperatingTest {
     void anUpgradeOfTheControlPlaneToTheNextMinorIsAccepted() {
         create(spec -> { });
         assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+    }
+
+    // --- mode: Continuous ---
+
+    private NodeUpgradeStatus holding(String what, Predicate<NodeUpgradeStatus> also) {
+        return reconcileUntil(what, s -> s.getPhase() == NodeUpgradeStatus.Phase.Holding && also.test(s));
+    }
+
+    /**
+     * Cluster: a control-plane node and four workers at the old version, then a fifth worker joining at it (CKS scaling
+     * up at the version CloudStack records); no other actor. The rollout ends in Holding, not Succeeded, and the joiner
+     * is cordoned, drained and upgraded with a Job of its own.
+     */
+    @Test
+    void aContinuousUpgradeHoldsAfterItsRolloutAndUpgradesAWorkerThatJoinsBelowTheTarget() {
+        create(spec -> spec.setMode(UpgradeMode.Continuous));
+        NodeUpgradeStatus held = holding("holding after the rollout", s -> true);
+
+        assertThat(held.finished()).isFalse();
+        assertThat(condition(Conditions.HOLDING).getStatus()).isEqualTo("True");
+        assertThat(held.getConditions()).noneMatch(c -> c.getType().equals(Conditions.SUCCEEDED));
+        assertThat(registry.find("cks.operations").counters()).as("it has not ended").isEmpty();
+        assertThat(held.getHold().getBelowTarget()).isZero();
+        assertThat(held.getTargetVersion()).isEqualTo(TARGET);
+        int jobsAfterRollout = jobs.created.size();
+
+        nodes.add(TestNodes.node("prod-node-b5").version(FROM).created("2026-11-30T12:30:00Z").build());
+        NodeUpgradeStatus again = holding("holding after correcting prod-node-b5", s -> "prod-node-b5".equals(s.getHold().getLastCorrectedNode()));
+
+        assertThat(jobs.created).hasSize(jobsAfterRollout + 1);
+        assertThat(nodes.calls).contains("cordon prod-node-b5", "drain prod-node-b5");
+        assertThat(node("prod-node-b5").getVersion()).isEqualTo(TARGET);
+        assertThat(nodes.isCordoned("prod-node-b5")).isFalse();
+        assertThat(again.getHold().getLastCorrectedAt()).isNotNull();
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(OperationRecorder.CORRECTING)).singleElement()
+                .satisfies(e -> assertThat(e.message()).contains("prod-node-b5").contains("it joined"));
+    }
+
+    /**
+     * Cluster: the control-plane node at the target, one worker at the old version, one newer than the target; no other
+     * actor. A Continuous rollout never takes the newer node down (a Once one would, as before) and reports it.
+     */
+    @Test
+    void aContinuousUpgradeLeavesANodeNewerThanItsTargetAloneAndReportsIt() {
+        controlPlaneUpgraded();
+        nodes.get(WORKERS.get(0)).getStatus().getNodeInfo().setKubeletVersion("v1.35.10");
+        create(spec -> spec.setMode(UpgradeMode.Continuous));
+
+        NodeUpgradeStatus held = holding("holding", s -> true);
+
+        assertThat(node(WORKERS.get(0)).getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(node(WORKERS.get(0)).getSkipReason()).contains("never takes a node down");
+        assertThat(nodes.calls).doesNotContain("cordon " + WORKERS.get(0));
+        assertThat(held.getHold().getNewer()).containsExactly(WORKERS.get(0) + " (v1.35.10)");
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(NodeUpgradeReconciler.NEWER_THAN_TARGET)).singleElement()
+                .satisfies(e -> assertThat(e.message()).contains(WORKERS.get(0)));
+        assertThat(nodes.get(WORKERS.get(0)).getStatus().getNodeInfo().getKubeletVersion()).isEqualTo("v1.35.10");
+    }
+
+    /**
+     * Cluster: a control-plane node and four workers held at the target; the other actor is a person changing
+     * spec.targetVersion to the next patch. A new rollout plans every node again, with a Job of its own per node.
+     */
+    @Test
+    void aNewTargetOfAContinuousUpgradeStartsANewRolloutWithNewJobs() {
+        create(spec -> spec.setMode(UpgradeMode.Continuous));
+        holding("holding at " + TARGET, s -> true);
+        int jobsAfterRollout = jobs.created.size();
+
+        upgrade.getSpec().setTargetVersion("v1.35.5");
+        NodeUpgradeStatus again = holding("holding at v1.35.5", s -> "v1.35.5".equals(s.getTargetVersion()));
+
+        assertThat(jobs.created).hasSize(jobsAfterRollout * 2).doesNotHaveDuplicates();
+        assertThat(again.getNodes()).allSatisfy(n -> assertThat(n.getVersion()).isEqualTo("v1.35.5"));
+        assertThat(events.all()).anySatisfy(e -> assertThat(e.reason()).isEqualTo(NodeUpgradeReconciler.TARGET_CHANGED));
+    }
+
+    /**
+     * Cluster: a control-plane node and four workers at the old version; the other actor is a person changing
+     * spec.targetVersion while a worker's upgrade Job runs. That worker finishes at the version its Job was made for
+     * (it is never left waiting for a version its Job does not install); then a new rollout takes every node to the new target.
+     */
+    @Test
+    void aTargetChangedWhileAJobRunsLetsThatNodeFinishAtItsJobsVersionBeforeTheNewRollout() {
+        create(spec -> spec.setMode(UpgradeMode.Continuous));
+        Predicate<UpgradeNodeStatus> workerWithJob = n -> n.getRole() == NodeRole.Worker && n.getJobName() != null;
+        String worker = reconcileUntil("a worker's Job made", s -> s.getNodes().stream().anyMatch(workerWithJob))
+                .getNodes().stream().filter(workerWithJob).findFirst().orElseThrow().getName();
+
+        upgrade.getSpec().setTargetVersion("v1.35.5");
+        NodeUpgradeStatus again = holding("holding at v1.35.5", s -> "v1.35.5".equals(s.getTargetVersion()));
+
+        assertThat(jobs.jobs.values()).filteredOn(job -> worker.equals(job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)))
+                .extracting(job -> job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_TARGET)).containsExactly(TARGET, "v1.35.5");
+        assertThat(again.getNodes()).allSatisfy(n -> assertThat(n.getVersion()).isEqualTo("v1.35.5"));
+        assertThat(nodes.nodes()).noneMatch(n -> nodes.isCordoned(n.getMetadata().getName()));
+    }
+
+    /**
+     * Cluster: a control-plane node and four workers held at the target; the other actor is a worker reinstalled from an
+     * old image (back Ready at the old version). It gets a second Job, never its first, finished one again: with the
+     * first Job's name the correction would take that Job's success for its own and wait for a version nothing installs.
+     */
+    @Test
+    void aWorkerBackAtTheOldVersionIsUpgradedByASecondJobNotByItsFirstOneAgain() {
+        create(spec -> spec.setMode(UpgradeMode.Continuous));
+        holding("holding after the rollout", s -> true);
+        String worker = WORKERS.get(2);
+        String firstJob = node(worker).getJobName();
+
+        nodes.get(worker).getStatus().getNodeInfo().setKubeletVersion(FROM);
+        NodeUpgradeStatus again = holding("holding after correcting " + worker, s -> worker.equals(s.getHold().getLastCorrectedNode()));
+
+        assertThat(jobs.created).filteredOn(name -> name.contains(worker)).hasSize(2).doesNotHaveDuplicates().contains(firstJob);
+        assertThat(node(worker).getJobName()).isNotEqualTo(firstJob);
+        assertThat(node(worker).getVersion()).isEqualTo(TARGET);
+        assertThat(again.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Holding);
     }
 }

@@ -44,15 +44,20 @@ class UpgradeEventSourcesTest {
         Node pruned = NodeCache.pruned(full);
 
         assertThat(UpgradeEventSources.NodeWake.of(pruned)).isEqualTo(UpgradeEventSources.NodeWake.of(full));
-        assertThat(pruned.getMetadata().getLabels()).isNullOrEmpty();
+        assertThat(pruned.getMetadata().getLabels()).as("a Continuous NodeUpgrade's selector reads them").isEqualTo(full.getMetadata().getLabels());
         assertThat(pruned.getMetadata().getAnnotations()).containsOnlyKeys("nodeops.cks.dev/locked-by");
 
-        Node heartbeat = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").annotation("node.alpha.kubernetes.io/ttl", "5").build();
-        Node upgraded = TestNodes.node("w1").version("v1.35.4").lockedBy("NodeUpgrade/a").build();
-        Node notReady = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").ready(false).build();
-        Node released = TestNodes.node("w1").version("v1.34.2").build();
+        Node heartbeat = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z1")
+                .annotation("node.alpha.kubernetes.io/ttl", "5").build();
+        Node upgraded = TestNodes.node("w1").version("v1.35.4").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z1").build();
+        Node notReady = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z1").ready(false).build();
+        Node released = TestNodes.node("w1").version("v1.34.2").label("topology.kubernetes.io/zone", "z1").build();
+        Node relabelled = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z2").build();
+        Node optedOut = TestNodes.node("w1").version("v1.34.2").lockedBy("NodeUpgrade/a").label("topology.kubernetes.io/zone", "z1")
+                .annotation(dev.cks.nodeops.common.NodeAnnotations.EXCLUDE, "true").build();
         assertThat(UpgradeEventSources.NodeWake.of(heartbeat)).isEqualTo(UpgradeEventSources.NodeWake.of(full));
-        assertThat(Stream.of(upgraded, notReady, released).map(UpgradeEventSources.NodeWake::of))
+        assertThat(UpgradeEventSources.NodeWake.of(NodeCache.pruned(optedOut))).isEqualTo(UpgradeEventSources.NodeWake.of(optedOut));
+        assertThat(Stream.of(upgraded, notReady, released, relabelled, optedOut).map(UpgradeEventSources.NodeWake::of))
                 .allSatisfy(wake -> assertThat(wake).isNotEqualTo(UpgradeEventSources.NodeWake.of(full)));
     }
     /** The rollout counts unavailable nodes from the Node cache (pruned Nodes): it must count as it would on the full ones. */
