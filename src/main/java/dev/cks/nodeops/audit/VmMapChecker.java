@@ -97,7 +97,8 @@ public final class VmMapChecker {
         return Optional.of(new Drift(Type.VersionRecordStale, Drift.versionKey(row.id()), row.id(), vmName, node.name(),
                 "Node " + node.name() + " runs Kubernetes " + node.kubeletVersion() + ", but CloudStack records "
                         + row.recordedVersion() + " for " + describe(vmName, row.id()) + "; CloudStack's own upgrades and scale-ups "
-                        + "start from that record (see docs/upgrade.md, \"CloudStack's record\")."));
+                        + "start from that record, so a scale-up joins nodes at " + row.recordedVersion() + " (see docs/upgrade.md, \"CloudStack's record\"; "
+                        + "a NodeUpgrade with spec.mode Continuous upgrades such nodes as they join, docs/continuous.md)."));
     }
 
     /**

@@ -56,6 +56,8 @@ class VmMapCheckerTest {
             assertThat(cluster.check()).extracting(Drift::type, Drift::key, Drift::vmId, Drift::node)
                     .containsExactly(tuple(Type.VersionRecordStale, "version:v1", "v1", CONTROL));
             assertThat(cluster.check().get(0).message()).startsWith("Node " + CONTROL + " runs Kubernetes v1.34.2, but CloudStack records 1.33.1");
+            assertThat(cluster.check().get(0).message()).as("what the record means for scale-ups, and what corrects those nodes")
+                    .contains("a scale-up joins nodes at 1.33.1").contains("spec.mode Continuous");
         }
 
         @Test
