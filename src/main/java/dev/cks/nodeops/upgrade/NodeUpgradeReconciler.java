@@ -46,6 +46,7 @@ import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 
 /**
@@ -86,11 +87,28 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     /** Every NodeUpgrade, read when a Continuous one plans or looks at its nodes: two must not hold one node. */
     private final Supplier<List<NodeUpgrade>> peers;
 
+    /**
+     * The NodeUpgrades in the operator's own informer (JOSDK's primary cache), handed over with the event sources: a
+     * Continuous NodeUpgrade looks at its peers on every Node change that wakes it, which must not cost a list of
+     * every NodeUpgrade from the API server each time.
+     */
+    private static final class CachedPeers implements Supplier<List<NodeUpgrade>> {
+        private volatile IndexerResourceCache<NodeUpgrade> cache;
+
+        @Override
+        public List<NodeUpgrade> get() {
+            if (cache == null) {
+                throw new IllegalStateException("the NodeUpgrade cache is read before JOSDK prepared the event sources");
+            }
+            return cache.list().toList();
+        }
+    }
+
     @Inject
     public NodeUpgradeReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
             OperationMetrics metrics, OperatorSettings settings, NodeCache nodeCache) {
         this(clock, settings, cloudStack, OperationPorts.onCluster(client, drainClient, KIND, events, metrics, settings), UpgradeJobs.on(client),
-                ApiServerVersions.on(client), nodeCache, () -> client.resources(NodeUpgrade.class).list().getItems());
+                ApiServerVersions.on(client), nodeCache, new CachedPeers());
     }
 
     NodeUpgradeReconciler(Clock clock, OperatorSettings settings, CloudStackAccess cloudStack, OperationPorts ports, UpgradeJobs jobs,
@@ -122,6 +140,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
     @Override
     public List<EventSource<?, NodeUpgrade>> prepareEventSources(EventSourceContext<NodeUpgrade> context) {
         store.writeAs(context.getControllerConfiguration().fieldManager());
+        if (peers instanceof CachedPeers cached) {
+            cached.cache = context.getPrimaryCache();
+        }
         List<EventSource<?, NodeUpgrade>> sources = new ArrayList<>(UpgradeEventSources.prepare(context, settings, nodeCache));
         sources.add(new DrainWakeups<>(work));
         return sources;

@@ -160,6 +160,7 @@ class VMMapAuditIT {
         // Killed (SIGKILL) and started again: the reported keys live in the status, so the new
         // process announces nothing it has announced before.
         operator.kill();
+        operator.expireItsLease();
         operator = OperatorProcess.start(bed, "vmmapaudit-restarted", operatorProperties);
         Awaitility.await("a complete run of the restarted operator").atMost(RUN_TIMEOUT).pollInterval(Duration.ofSeconds(1))
                 .until(() -> metric("cks_vmmap_audit_runs_total", "outcome", "complete") >= 1);

@@ -107,6 +107,7 @@ final class ScaleDownBed implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         assertThat(status).isEqualTo(KillPoint.EXIT_STATUS);
+        operator.expireItsLease();
     }
 
     /** The operator is replaced by one with these properties as well. */
@@ -119,9 +120,10 @@ final class ScaleDownBed implements AutoCloseable {
         return operator.isAlive();
     }
 
-    /** SIGKILL, as when the operator's node dies. */
+    /** SIGKILL, as when the operator's node dies; its Lease expires at once ({@link OperatorProcess#expireItsLease}). */
     void killOperator() {
         operator.kill();
+        operator.expireItsLease();
     }
 
     CloudStackSimulator simulator() {

@@ -12,7 +12,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
  * The packaged operator (target/quarkus-app) run as its own process against the test bed, the way
@@ -29,6 +34,9 @@ public final class OperatorProcess implements AutoCloseable {
      * 10 s (past its renew deadline the operator halts, see LeaseWatchdog).
      */
     public static final int TEST_LEASE_SECONDS = 30;
+    /** The operator's Lease (LeaderElection) and the property that names a replica in it. */
+    private static final String LEASE_NAME = "cks-node-operator-leader";
+    private static final String IDENTITY_PROPERTY = "cks.leader-election.identity";
     public static final Map<String, String> TEST_LEASE = Map.of("cks.leader-election.lease-duration-seconds", Integer.toString(TEST_LEASE_SECONDS),
             "cks.leader-election.renew-deadline-seconds", "20", "cks.leader-election.retry-period-seconds", "2");
 
@@ -38,13 +46,21 @@ public final class OperatorProcess implements AutoCloseable {
     /** Where this process's output starts in the log, which earlier processes of the same name appended to. */
     private final long logStart;
     private final int httpPort;
+    /** Where its leader Lease lives and the identity it holds it as, for {@link #expireItsLease}. */
+    private final TestBed bed;
+    private final String leaseNamespace;
+    private final Optional<String> configuredIdentity;
 
-    private OperatorProcess(Process process, ProcessBuilder builder, Path log, long logStart, int httpPort) {
+    private OperatorProcess(Process process, ProcessBuilder builder, Path log, long logStart, int httpPort, TestBed bed, String leaseNamespace,
+            Optional<String> configuredIdentity) {
         this.process = process;
         this.builder = builder;
         this.log = log;
         this.logStart = logStart;
         this.httpPort = httpPort;
+        this.bed = bed;
+        this.leaseNamespace = leaseNamespace;
+        this.configuredIdentity = configuredIdentity;
     }
 
     /**
@@ -117,7 +133,8 @@ public final class OperatorProcess implements AutoCloseable {
             Process process = builder.start();
             // The operator must not outlive the JVM that started it (Ctrl-C in the demo, a crashed test run).
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-            OperatorProcess operator = new OperatorProcess(process, builder, log, logStart, port);
+            OperatorProcess operator = new OperatorProcess(process, builder, log, logStart, port, bed,
+                    properties.getOrDefault("cks.namespace", TestBed.OPERATOR_NAMESPACE), Optional.ofNullable(properties.get(IDENTITY_PROPERTY)));
             if (!awaitReady) {
                 return operator;
             }
@@ -199,7 +216,7 @@ public final class OperatorProcess implements AutoCloseable {
         }
         Process next = builder.start();
         Runtime.getRuntime().addShutdownHook(new Thread(next::destroyForcibly));
-        return new OperatorProcess(next, builder, log, logStart, httpPort);
+        return new OperatorProcess(next, builder, log, logStart, httpPort, bed, leaseNamespace, configuredIdentity);
     }
 
     public Path log() {
@@ -248,6 +265,30 @@ public final class OperatorProcess implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * The leader Lease of this ended process (killed, halted at a kill point) expires now instead of a lease duration
+     * after its last renewal, so that the next process leads at once. For tests of what the next process does after
+     * a kill, not of how long it waits for the Lease: that wait is the same whatever the kill point (about
+     * {@link #TEST_LEASE_SECONDS} s, half of a kill-point case), and LeaderElectionIT and LeaderFencingIT test it
+     * with the real expiry. The Lease is changed as a stopping operator gives it up (LeaderElection#releaseLease): only
+     * if this process holds it, on the resourceVersion read, so a Lease another replica took meanwhile is left alone.
+     * The CloudStack signature window a new process waits out before a write it finds no trace of is not shortened.
+     */
+    public void expireItsLease() {
+        if (process.isAlive()) {
+            throw new IllegalStateException("the operator process still runs: only an ended process's Lease may expire early");
+        }
+        String identity = configuredIdentity.orElseGet(() -> builder.environment().getOrDefault("HOSTNAME", "operator") + "-" + process.pid());
+        var lease = bed.client().leases().inNamespace(leaseNamespace).withName(LEASE_NAME);
+        Lease held = lease.get();
+        if (held == null || held.getSpec() == null || !identity.equals(held.getSpec().getHolderIdentity())) {
+            return;
+        }
+        lease.patch(PatchContext.of(PatchType.JSON_MERGE), """
+                {"metadata":{"resourceVersion":"%s"},"spec":{"holderIdentity":null,"leaseDurationSeconds":1}}"""
+                .formatted(held.getMetadata().getResourceVersion()));
     }
 
     /** SIGKILL: the operator gets no chance to clean up, as when its node dies. */

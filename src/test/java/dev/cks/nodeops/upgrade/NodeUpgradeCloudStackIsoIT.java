@@ -191,6 +191,7 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         Awaitility.await("CloudStack running " + command).atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(50))
                 .until(() -> !cloudStack.simulator().calls(command).isEmpty());
         operator.kill();
+        operator.expireItsLease();
         operator = OperatorProcess.start(testBed, "nodeupgrade-nuiso-after-" + command, operatorProperties);
     }
 

@@ -500,6 +500,7 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.jobsOn(List.of(w1)).size() == 1);
 
             operator.kill();
+            operator.expireItsLease();
         }
         operator = OperatorProcess.start(testBed, "nodeupgrade-it-restarted", operatorProperties());
         NodeUpgrade done = bed.await("nu-restart", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));

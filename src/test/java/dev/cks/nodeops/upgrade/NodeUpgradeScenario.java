@@ -81,6 +81,7 @@ abstract class NodeUpgradeScenario {
         int status = operator.awaitExit(within);
         org.assertj.core.api.Assertions.assertThat(operator.output()).as("the operator halted at its kill point").contains("KILL POINT " + point);
         org.assertj.core.api.Assertions.assertThat(status).isEqualTo(KillPoint.EXIT_STATUS);
+        operator.expireItsLease();
     }
 
     @AfterAll
