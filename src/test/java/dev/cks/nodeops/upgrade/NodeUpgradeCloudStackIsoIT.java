@@ -213,6 +213,48 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
     }
 
     /**
+     * Shape: a CKS cluster, CloudStackIso, one worker upgraded by a Continuous NodeUpgrade's rollout. Actor: CKS scaling
+     * the cluster up afterwards (a person's scaleKubernetesCluster or its autoscaler): the new worker joins at the version
+     * CloudStack records, its VM in the cluster's map with that version (kubernetes_cluster_vm_map), as every scale-up
+     * after an upgrade CloudStack did not do. It is corrected like a rollout's node, its VM getting the target's ISO once
+     * and losing it once, and the NodeUpgrade then says that CloudStack still records the old version for it.
+     */
+    @Test
+    void aWorkerJoiningAtTheVersionCloudStackRecordsIsCorrectedWithOneAttachAndOneDetach() {
+        String w1 = node(false);
+        bed.create("nu-iso-hold", iso(), spec -> {
+            spec.setMode(UpgradeMode.Continuous);
+            spec.setHoldIntervalSeconds(120);
+        });
+        bed.await("nu-iso-hold", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Holding));
+        cloudStack.simulator().clearCalls();
+
+        String joiner = node(false);
+        String joinerVm = cloudStack.vmId(joiner);
+        assertThat(cloudStack.simulator().vm(joinerVm).nodeVersion()).as("CloudStack records the old version for the joiner").isEqualTo(FROM.substring(1));
+        NodeUpgrade held = bed.await("nu-iso-hold", Duration.ofSeconds(180), u -> u.getStatus().getPhase() == NodeUpgradeStatus.Phase.Holding
+                && u.getStatus().getHold() != null && joiner.equals(u.getStatus().getHold().getLastCorrectedNode()));
+
+        assertThat(nodeStatus(held, joiner)).satisfies(n -> {
+            assertThat(n.getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Succeeded);
+            assertThat(n.getVmId()).isEqualTo(joinerVm);
+            assertThat(n.getVersion()).isEqualTo(TARGET);
+        });
+        assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("id"), c -> c.param("virtualmachineid"))
+                .containsExactly(tuple(version.isoId(), joinerVm));
+        assertThat(cloudStack.simulator().calls("detachIso")).extracting(c -> c.param("virtualmachineid")).containsExactly(joinerVm);
+        assertThat(cloudStack.simulator().vm(joinerVm).isoId()).isNull();
+        assertThat(held.getStatus().getConditions()).as("CloudStack's record, read again once the correction is done")
+                .anySatisfy(c -> {
+                    assertThat(c.getType()).isEqualTo(dev.cks.nodeops.common.Conditions.CLOUDSTACK_RECORD_CURRENT);
+                    assertThat(c.getStatus()).isEqualTo("False");
+                    assertThat(c.getReason()).isEqualTo("VersionRecordStale");
+                    assertThat(c.getMessage()).contains(FROM.substring(1) + " for node " + joiner);
+                });
+        List.of(w1, joiner).forEach(n -> bed.assertReleased(n, false));
+    }
+
+    /**
      * Shape: a CKS cluster, CloudStackIso. Actor: a person or a GitOps prune deleting the NodeUpgrade while
      * the node's upgrade Job runs. Before, the node was released and the ISO stayed attached to the VM for good.
      */
