@@ -88,6 +88,8 @@ class NodeUpgradeEstimateIT extends NodeUpgradeScenario {
         Instant estimated = Instant.parse(two.getStatus().getEstimatedFinish());
         Instant actual = Instant.parse(done.getStatus().getCompletedAt());
         Duration left = Duration.between(secondDone, actual);
+        System.out.printf("NodeUpgradeEstimateIT: after the second node (%s) the estimate was %s, the actual finish %s: off by %s of %s left%n",
+                secondDone, estimated, actual, Duration.between(estimated, actual).abs(), left);
         assertThat(Duration.between(estimated, actual).abs()).as("estimate %s, actual finish %s, %s after the second node", estimated, actual, left)
                 .isLessThanOrEqualTo(left.dividedBy(2));
         assertThat(done.getStatus().getEstimatedFinish()).as("an upgrade that ended has no estimate").isNull();
