@@ -18,7 +18,12 @@ public final class WindowFit {
     public sealed interface Verdict {
     }
 
-    /** Go on. @param message null when there is no window or nothing was estimated, else what the condition says */
+    /**
+     * Go on.
+     *
+     * @param message what the {@value #WINDOW_TOO_SHORT} condition says; null without a window or an estimate
+     * @param warn the estimate is past the window's end and spec.preflight is Warn
+     */
     public record Proceed(String message, boolean warn) implements Verdict {
     }
 

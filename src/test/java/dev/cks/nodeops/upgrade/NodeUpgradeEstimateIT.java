@@ -24,7 +24,6 @@ import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testing.TestWindows;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 
 /**
  * The estimated finish of a NodeUpgrade on the bed (docs/eta.md): six KWOK workers of one group, no control-plane node
@@ -42,9 +41,7 @@ class NodeUpgradeEstimateIT extends NodeUpgradeScenario {
 
     @Override
     protected Map<String, String> prepare(TestBed shared) {
-        shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
-                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
-        return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(SCRIPT));
+        return trustedScript(shared, SCRIPT_CONFIGMAP, SCRIPT);
     }
 
     private List<String> sixWorkers() {
