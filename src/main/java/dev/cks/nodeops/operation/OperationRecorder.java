@@ -2,6 +2,7 @@ package dev.cks.nodeops.operation;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import dev.cks.nodeops.common.Conditions;
@@ -194,7 +195,7 @@ public final class OperationRecorder {
         status.setCompletedAt(Timestamps.format(now));
         status.setCurrentNode(null);
         status.setMessage(firstLine(message));
-        estimate(resource, java.util.Optional.empty());
+        estimate(resource, Optional.empty());
         metrics.finished(kind, status.phaseName());
     }
 
@@ -212,7 +213,7 @@ public final class OperationRecorder {
         status.enter(Stage.HOLDING);
         status.setCurrentNode(null);
         status.setMessage(firstLine(message));
-        estimate(resource, java.util.Optional.empty());
+        estimate(resource, Optional.empty());
         if (!already) {
             events.normal(resource, HOLDING, message);
         }
@@ -343,7 +344,7 @@ public final class OperationRecorder {
     }
 
     /** When the operation is estimated to be done, and on what that rests (for `kubectl get`'s ETA column); none clears both. */
-    public void estimate(CustomResource<?, ? extends NodeOperationStatus> resource, java.util.Optional<FinishEstimate.Estimate> estimate) {
+    public void estimate(CustomResource<?, ? extends NodeOperationStatus> resource, Optional<FinishEstimate.Estimate> estimate) {
         NodeOperationStatus status = resource.getStatus();
         status.setEstimatedFinish(estimate.map(e -> Timestamps.format(e.finish())).orElse(null));
         status.setEstimateBasis(estimate.map(FinishEstimate.Estimate::basis).orElse(null));
