@@ -18,7 +18,7 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
  */
 public class CrdPostProcessor implements CRDPostProcessor {
     private static final List<String> ORDER = List.of(
-            "Target", "Nodes", "In Sync", "Findings", "Phase", "Progress", "Node", "Next Window", "Last Run", "Age", "Message");
+            "Target", "Nodes", "In Sync", "Findings", "Phase", "Progress", "Node", "ETA", "Next Window", "Last Run", "Age", "Message");
     /** Spec fields listing Node names, by CRD. */
     private static final List<List<String>> NODE_NAME_SETS = List.of(List.of("scaledowns.nodeops.cks.dev", "nodeNames"));
     private static final long NODE_NAME_MAX_LENGTH = 253;

@@ -22,6 +22,32 @@ public interface OperatorSettings {
 
     LeaderElection leaderElection();
 
+    Estimate estimate();
+
+    /**
+     * What a node's work is taken to last before this operation has finished one of that kind itself
+     * (docs/eta.md): the estimate of a run's finish starts from these and moves to the run's own measured
+     * times as its nodes finish. The defaults are those of a CKS cluster on ordinary hardware: a
+     * `kubeadm upgrade apply` with its image pulls, a worker drained and upgraded in a few minutes.
+     */
+    interface Estimate {
+        /** A control-plane node of a NodeUpgrade: cordon, drain, upgrade Job, Ready at the target. */
+        @WithDefault("900")
+        int controlPlaneUpgradeSeconds();
+
+        /** A worker of a NodeUpgrade, the same steps. */
+        @WithDefault("360")
+        int workerUpgradeSeconds();
+
+        /** The drain of one node of a ScaleDown. */
+        @WithDefault("120")
+        int drainSeconds();
+
+        /** The removal of a ScaleDown's nodes through CloudStack, all of them together. */
+        @WithDefault("300")
+        int removalSeconds();
+    }
+
     /**
      * The leader Lease. The leader keeps leading while it fails to renew for up to renewDeadlineSeconds,
      * so an API-server outage shorter than that (the ~90 s of `kubeadm upgrade apply` on a single

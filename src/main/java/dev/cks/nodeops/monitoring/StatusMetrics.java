@@ -42,6 +42,7 @@ public class StatusMetrics {
     private final MultiGauge lastCompleteRuns;
     private final MultiGauge auditIntervals;
     private final MultiGauge nodesBelowTarget;
+    private final MultiGauge estimatedFinishes;
     private SharedIndexInformer<NodeUpgrade> upgrades;
     private SharedIndexInformer<ScaleDown> scaleDowns;
     private SharedIndexInformer<VMMapAudit> audits;
@@ -60,6 +61,8 @@ public class StatusMetrics {
                 .description("The interval an audit that is not suspended runs at").register(registry);
         this.nodesBelowTarget = MultiGauge.builder(StatusSeries.NODES_BELOW_TARGET)
                 .description("Selected nodes older than a Continuous NodeUpgrade's target at its last look").register(registry);
+        this.estimatedFinishes = MultiGauge.builder(StatusSeries.ESTIMATED_FINISH).baseUnit("seconds")
+                .description("When each running NodeUpgrade and ScaleDown is estimated to be done (epoch seconds)").register(registry);
     }
 
     void start(@Observes StartupEvent event) {
@@ -116,6 +119,7 @@ public class StatusMetrics {
         register(lastCompleteRuns, StatusSeries.lastCompleteRuns(vma));
         register(auditIntervals, StatusSeries.auditIntervals(vma, auditSettings));
         register(nodesBelowTarget, StatusSeries.nodesBelowTarget(nu));
+        register(estimatedFinishes, StatusSeries.estimatedFinishes(nu, sd));
     }
 
     private static <T> List<T> list(SharedIndexInformer<T> informer) {

@@ -28,6 +28,7 @@ public final class StatusSeries {
     public static final String LAST_COMPLETE_RUN = "cks.vmmap.audit.last.complete.run.timestamp";
     public static final String AUDIT_INTERVAL = "cks.vmmap.audit.interval";
     public static final String NODES_BELOW_TARGET = "cks.nodeupgrade.nodes.below.target";
+    public static final String ESTIMATED_FINISH = "cks.operation.estimated.finish.timestamp";
 
     /** One series: its labels and value. */
     public record Sample(Map<String, String> labels, double value) {
@@ -44,6 +45,20 @@ public final class StatusSeries {
         scaleDowns.stream().filter(s -> s.getStatus() != null && s.getStatus().getPhase() != null).forEach(s -> samples.add(
                 new Sample(Map.of("kind", "ScaleDown", "name", s.getMetadata().getName(), "phase", s.getStatus().getPhase().name()), 1)));
         return samples;
+    }
+
+    /** When each running operation is estimated to be done (status.estimatedFinish), epoch seconds; none once it is over. */
+    public static List<Sample> estimatedFinishes(List<NodeUpgrade> upgrades, List<ScaleDown> scaleDowns) {
+        List<Sample> samples = new ArrayList<>();
+        upgrades.stream().filter(u -> u.getStatus() != null && u.getStatus().getEstimatedFinish() != null).forEach(u -> samples.add(
+                new Sample(Map.of("kind", "NodeUpgrade", "name", u.getMetadata().getName()), epochSeconds(u.getStatus().getEstimatedFinish()))));
+        scaleDowns.stream().filter(s -> s.getStatus() != null && s.getStatus().getEstimatedFinish() != null).forEach(s -> samples.add(
+                new Sample(Map.of("kind", "ScaleDown", "name", s.getMetadata().getName()), epochSeconds(s.getStatus().getEstimatedFinish()))));
+        return samples;
+    }
+
+    private static double epochSeconds(String timestamp) {
+        return Timestamps.parse(timestamp).getEpochSecond();
     }
 
     /** For each Continuous NodeUpgrade that has held once: its selected nodes older than its target at its last look (status.hold.belowTarget). */

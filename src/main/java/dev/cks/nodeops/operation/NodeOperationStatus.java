@@ -17,6 +17,10 @@ public abstract class NodeOperationStatus extends OperationStatus {
      * does not count against the deadline, which moves on by it when work goes on.
      */
     private String heldSince;
+    /** When the operation is estimated to be done (docs/eta.md), kept current as its nodes finish; absent when it is over or holds. */
+    private String estimatedFinish;
+    /** What estimatedFinish rests on: the work left, each kind's duration and whether it was measured here or a prior. */
+    private String estimateBasis;
 
     public static class WindowStatus {
         public enum State { Open, Closed }
@@ -45,6 +49,10 @@ public abstract class NodeOperationStatus extends OperationStatus {
     public void setWindow(WindowStatus window) { this.window = window; }
     public String getHeldSince() { return heldSince; }
     public void setHeldSince(String heldSince) { this.heldSince = heldSince; }
+    public String getEstimatedFinish() { return estimatedFinish; }
+    public void setEstimatedFinish(String estimatedFinish) { this.estimatedFinish = estimatedFinish; }
+    public String getEstimateBasis() { return estimateBasis; }
+    public void setEstimateBasis(String estimateBasis) { this.estimateBasis = estimateBasis; }
 
     /**
      * The deadline as it stands now: while the operation is held (paused, outside its window) the time held

@@ -2,6 +2,7 @@ package dev.cks.nodeops.operation;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import dev.cks.nodeops.common.Conditions;
@@ -194,6 +195,7 @@ public final class OperationRecorder {
         status.setCompletedAt(Timestamps.format(now));
         status.setCurrentNode(null);
         status.setMessage(firstLine(message));
+        estimate(resource, Optional.empty());
         metrics.finished(kind, status.phaseName());
     }
 
@@ -211,6 +213,7 @@ public final class OperationRecorder {
         status.enter(Stage.HOLDING);
         status.setCurrentNode(null);
         status.setMessage(firstLine(message));
+        estimate(resource, Optional.empty());
         if (!already) {
             events.normal(resource, HOLDING, message);
         }
@@ -337,6 +340,29 @@ public final class OperationRecorder {
                 verdict.warn() ? "BlockPredicted" : "NoBlockPredicted", described, generation(resource), now);
         if (verdict.warn()) {
             events.warning(resource, PreflightGate.CONDITION, described + "\nspec.preflight is Warn: the operation goes on.");
+        }
+    }
+
+    /** When the operation is estimated to be done, and on what that rests (for `kubectl get`'s ETA column); none clears both. */
+    public void estimate(CustomResource<?, ? extends NodeOperationStatus> resource, Optional<FinishEstimate.Estimate> estimate) {
+        NodeOperationStatus status = resource.getStatus();
+        status.setEstimatedFinish(estimate.map(e -> Timestamps.format(e.finish())).orElse(null));
+        status.setEstimateBasis(estimate.map(FinishEstimate.Estimate::basis).orElse(null));
+    }
+
+    /**
+     * Whether the estimate fits the window the operation starts in, as the {@value WindowFit#WINDOW_TOO_SHORT} condition (none without a
+     * window or an estimate), and a Warning event when it does not and spec.preflight is Warn.
+     */
+    public void windowFit(CustomResource<?, ? extends NodeOperationStatus> resource, WindowFit.Proceed verdict, Instant now) {
+        if (verdict.message() == null) {
+            Conditions.remove(resource.getStatus().getConditions(), WindowFit.WINDOW_TOO_SHORT);
+            return;
+        }
+        Conditions.set(resource.getStatus().getConditions(), WindowFit.WINDOW_TOO_SHORT, verdict.warn(),
+                verdict.warn() ? "EstimatePastWindow" : "EstimateInsideWindow", verdict.message(), generation(resource), now);
+        if (verdict.warn()) {
+            events.warning(resource, WindowFit.WINDOW_TOO_SHORT, verdict.message());
         }
     }
 

@@ -26,6 +26,7 @@ import dev.cks.nodeops.operation.OperationRecorder;
 import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
+import dev.cks.nodeops.operation.WindowFit;
 import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.scaledown.ScaleDownNodeStatus.Phase;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -64,6 +65,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     private final ScaleDownRollback rollback;
     private final ScaleDownDrains drains;
     private final ScaleDownRemoval removal;
+    private final OperatorSettings settings;
 
     @Inject
     public ScaleDownReconciler(KubernetesClient client, DrainClient drainClient, Clock clock, CloudStackAccess cloudStack, EventRecorder events,
@@ -73,6 +75,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
 
     ScaleDownReconciler(Clock clock, CloudStackAccess cloudStack, OperatorSettings settings, OperationPorts ports) {
         this.clock = clock;
+        this.settings = settings;
         this.work = ports.work();
         this.recorder = ports.recorder();
         this.store = ports.store();
@@ -99,7 +102,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         if (status.getRollback() != null) {
             return recorder.step(resource, List.of(), now, () -> rollback.finish(resource, now));
         }
-        return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> switch (status.getPhase() == null
+        return recorder.step(resource, ScaleDownValidation.problems(resource.getSpec()), now, () -> estimated(resource, switch (status.getPhase() == null
                 ? ScaleDownStatus.Phase.Pending : status.getPhase()) {
             case Pending, Waiting -> plan(resource, now);
             case Cordoning -> held(resource, WorkGate.Work.NEW, now).orElseGet(() -> drains.cordonAll(resource, now));
@@ -108,7 +111,20 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             case Removing -> (status.getRemoval() == null ? held(resource, WorkGate.Work.NEW, now) : held(resource, null, now))
                     .orElseGet(() -> removal.step(resource, now));
             case Succeeded, RolledBack, Failed -> Step.finished();
-        });
+        }, now));
+    }
+
+    /**
+     * The estimated finish after this reconcile's step, kept current as drains finish; none before the nodes are planned,
+     * once the ScaleDown is over (its end cleared it) or while it rolls back.
+     */
+    private Step estimated(ScaleDown resource, Step step, Instant now) {
+        ScaleDownStatus status = resource.getStatus();
+        if (status.getStartedAt() != null && !status.finished()) {
+            recorder.estimate(resource, status.getRollback() != null ? Optional.empty()
+                    : ScaleDownEstimate.of(resource.getSpec(), status, status.getNodes(), settings.estimate(), now));
+        }
+        return step;
     }
 
     /** An exception from a step (the API server gone, a bug): the error goes to status and the step is retried with backoff. */
@@ -187,6 +203,12 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
             return rollback.refuse(resource, refuse.message(), now);
         }
         recorder.preflight(resource, (PreflightGate.Proceed) verdict, now);
+        WindowFit.Verdict fit = WindowFit.check(ScaleDownEstimate.of(spec, status, planned.nodes(), settings.estimate(), now), spec.getWindow(),
+                spec.getPreflight(), KIND + " " + resource.getMetadata().getName(), now);
+        if (fit instanceof WindowFit.Refuse refuse) {
+            return rollback.refuse(resource, refuse.message(), now);
+        }
+        recorder.windowFit(resource, (WindowFit.Proceed) fit, now);
         // The picked nodes are recorded before they are locked, so a restart in between releases or keeps exactly these.
         status.setTargetNodes(String.join(",", planned.targets()));
         store.persist(resource);

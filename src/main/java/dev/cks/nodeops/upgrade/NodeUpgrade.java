@@ -17,6 +17,8 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Progress", jsonPath = ".status.progress", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Node", jsonPath = ".status.currentNode", type = AdditionalPrinterColumn.Type.STRING)
+// When it is estimated to be done (docs/eta.md); a string, since kubectl shows a date in the future as <invalid>.
+@AdditionalPrinterColumn(name = "ETA", jsonPath = ".status.estimatedFinish", type = AdditionalPrinterColumn.Type.STRING)
 // When the maintenance window (spec.window) opens next; empty without a window.
 @AdditionalPrinterColumn(name = "Next Window", jsonPath = ".status.window.opensAt", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)

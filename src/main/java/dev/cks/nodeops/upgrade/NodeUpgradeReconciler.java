@@ -25,6 +25,7 @@ import dev.cks.nodeops.drain.Draining;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainWakeups;
+import dev.cks.nodeops.operation.FinishEstimate;
 import dev.cks.nodeops.operation.NodeWork;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
@@ -32,6 +33,7 @@ import dev.cks.nodeops.operation.PreflightGate;
 import dev.cks.nodeops.operation.Stage;
 import dev.cks.nodeops.operation.StatusStore;
 import dev.cks.nodeops.operation.Step;
+import dev.cks.nodeops.operation.WindowFit;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Node;
@@ -231,6 +233,14 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
             return Step.finished();
         }
         recorder.preflight(upgrade, (PreflightGate.Proceed) verdict, now);
+        Optional<FinishEstimate.Estimate> estimate = UpgradeEstimate.of(spec, planned, settings.estimate(), now);
+        WindowFit.Verdict fit = WindowFit.check(estimate, spec.getWindow(), spec.getPreflight(), KIND + " " + upgrade.getMetadata().getName(), now);
+        if (fit instanceof WindowFit.Refuse refuse) {
+            recorder.refused(upgrade, OperationRecorder.REFUSED, refuse.message(), now);
+            return Step.finished();
+        }
+        recorder.windowFit(upgrade, (WindowFit.Proceed) fit, now);
+        recorder.estimate(upgrade, estimate);
         String order = planned.stream().map(n -> n.getName() + " (" + n.getAction() + (n.getAction() == Action.Skip ? ": " + n.getSkipReason() : "") + ")")
                 .collect(Collectors.joining(", "));
         recorder.accepted(upgrade, "Planned", "NodeUpgrade " + upgrade.getMetadata().getName() + " to " + spec.getTargetVersion() + ": " + order + ".", now);
@@ -262,6 +272,8 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         status.setProgress(UpgradeProgress.progress(status.getNodes()));
         List<String> busy = status.getNodes().stream().filter(UpgradeRollout::inProgress).map(UpgradeNodeStatus::getName).toList();
         status.setCurrentNode(busy.isEmpty() ? null : String.join(",", busy));
+        // Kept current as nodes finish; the end of the upgrade (or its hold) clears it.
+        recorder.estimate(upgrade, UpgradeEstimate.of(upgrade.getSpec(), status.getNodes(), settings.estimate(), now));
         if (steps.isEmpty()) {
             return idle(upgrade, round.idle(), now);
         }

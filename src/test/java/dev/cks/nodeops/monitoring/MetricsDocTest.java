@@ -248,6 +248,7 @@ public class MetricsDocTest {
         upgrade.getMetadata().setName("to-1-35");
         upgrade.setStatus(new NodeUpgradeStatus());
         upgrade.getStatus().setPhase(NodeUpgradeStatus.Phase.Running);
+        upgrade.getStatus().setEstimatedFinish("2026-11-30T13:00:00Z");
         UpgradeNodeStatus node = new UpgradeNodeStatus();
         node.setName("w1");
         node.setPhase(UpgradeNodeStatus.Phase.Draining);

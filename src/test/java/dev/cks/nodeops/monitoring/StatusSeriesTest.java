@@ -33,6 +33,19 @@ class StatusSeriesTest {
     }
 
     @Test
+    void everyRunningOperationWithAnEstimateHasItsFinishInEpochSeconds() {
+        NodeUpgrade running = upgrade("to-1-35", NodeUpgradeStatus.Phase.Running);
+        running.getStatus().setEstimatedFinish("2026-11-30T13:00:00Z");
+        NodeUpgrade done = upgrade("done", NodeUpgradeStatus.Phase.Succeeded);
+        ScaleDown draining = scaleDown("remove-two", ScaleDownStatus.Phase.Draining);
+        draining.getStatus().setEstimatedFinish("2026-11-30T12:30:00Z");
+
+        assertThat(StatusSeries.estimatedFinishes(List.of(running, done), List.of(draining))).containsExactlyInAnyOrder(
+                new Sample(Map.of("kind", "NodeUpgrade", "name", "to-1-35"), java.time.Instant.parse("2026-11-30T13:00:00Z").getEpochSecond()),
+                new Sample(Map.of("kind", "ScaleDown", "name", "remove-two"), java.time.Instant.parse("2026-11-30T12:30:00Z").getEpochSecond()));
+    }
+
+    @Test
     void aNodeBeingDrainedIsBlockedOnceBudgetsHeldItsPodsForTenSecondsWithNoneLeaving() {
         NodeUpgrade upgrade = upgrade("to-1-35", NodeUpgradeStatus.Phase.Running);
         upgrade.getStatus().getNodes().add(upgradeNode("w1", UpgradeNodeStatus.Phase.Draining, "2026-11-30T12:00:00Z"));

@@ -157,6 +157,38 @@ class ScaleDownOperatingTest {
     }
 
     @Test
+    void aWindowTooShortForTheEstimateIsRefusedWithPreflightFailBeforeAnyNodeIsLockedOrCordoned() {
+        // Two drains of 2 min and a removal of 5 min (the priors) do not fit in 5 minutes: the removal begins inside, ends after.
+        create(List.of(W1, W2), spec -> {
+            spec.setWindow(window("UTC", "12:00", "12:05", Day.Mon));
+            spec.setPreflight(dev.cks.nodeops.drain.Preflight.Fail);
+        });
+
+        ScaleDownStatus refused = reconcileToEnd();
+
+        assertThat(refused.getPhase()).isEqualTo(ScaleDownStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("ScaleDown shrink is estimated to finish at 2026-11-30T12:09:00Z",
+                "drain 2 min a node, prior; removal 5 min a node, prior", "after the end of the window open now", "Nothing was cordoned");
+        assertThat(nodes.calls).as("nothing locked, cordoned or drained").noneMatch(c -> c.startsWith("lock") || c.startsWith("cordon")
+                || c.startsWith("drain"));
+        assertThat(List.of(W1, W2)).noneMatch(nodes::isCordoned);
+    }
+
+    @Test
+    void theEstimatedFinishIsKeptWhileItDrainsAndGoesAtTheEnd() {
+        create(List.of(W1, W2), spec -> { });
+
+        reconcileUntil("draining", s -> s.getPhase() == ScaleDownStatus.Phase.Draining);
+        assertThat(scaleDown.getStatus().getEstimatedFinish()).as("two drains of 2 min and a removal of 5 min, from the priors")
+                .isEqualTo(Timestamps.format(clock.instant().plus(Duration.ofMinutes(2 * 2 + 5))));
+        assertThat(scaleDown.getStatus().getEstimateBasis()).isEqualTo("3 left; drain 2 min a node, prior; removal 5 min a node, prior");
+
+        ScaleDownStatus done = reconcileToEnd();
+        assertThat(done.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(done.getEstimatedFinish()).isNull();
+    }
+
+    @Test
     void pausedMidDrainItEvictsNothingMoreUntilResumedAndThenRemoves() {
         for (int i = 0; i < 5; i++) {
             nodes.thenDrain(W1, (state, now) -> moving(state, now.plusSeconds(2), 1));

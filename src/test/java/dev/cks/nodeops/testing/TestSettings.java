@@ -145,4 +145,33 @@ public final class TestSettings implements OperatorSettings {
             }
         };
     }
+
+    /** The estimate's priors, documented defaults unless a test changes them. */
+    public int controlPlaneUpgradeSeconds = 900;
+    public int workerUpgradeSeconds = 360;
+
+    @Override
+    public Estimate estimate() {
+        return new Estimate() {
+            @Override
+            public int controlPlaneUpgradeSeconds() {
+                return controlPlaneUpgradeSeconds;
+            }
+
+            @Override
+            public int workerUpgradeSeconds() {
+                return workerUpgradeSeconds;
+            }
+
+            @Override
+            public int drainSeconds() {
+                return 120;
+            }
+
+            @Override
+            public int removalSeconds() {
+                return 300;
+            }
+        };
+    }
 }

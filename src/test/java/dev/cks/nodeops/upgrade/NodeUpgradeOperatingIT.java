@@ -31,7 +31,6 @@ import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testing.TestWindows;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
@@ -63,9 +62,7 @@ class NodeUpgradeOperatingIT extends NodeUpgradeScenario {
 
     @Override
     protected Map<String, String> prepare(TestBed shared) {
-        shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
-                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
-        return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(SCRIPT));
+        return trustedScript(shared, SCRIPT_CONFIGMAP, SCRIPT);
     }
 
     private static UpgradeExecutor script() {

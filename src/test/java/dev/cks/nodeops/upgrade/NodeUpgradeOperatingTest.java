@@ -29,6 +29,7 @@ import dev.cks.nodeops.operation.MaintenanceWindow;
 import dev.cks.nodeops.operation.MaintenanceWindow.Day;
 import dev.cks.nodeops.operation.OperationPorts;
 import dev.cks.nodeops.operation.OperationRecorder;
+import dev.cks.nodeops.operation.WindowFit;
 import dev.cks.nodeops.operation.WorkGate;
 import dev.cks.nodeops.testing.FakeNodeWork;
 import dev.cks.nodeops.testing.ReconcileLoop;
@@ -253,6 +254,72 @@ class NodeUpgradeOperatingTest {
                 .isEqualTo(drainsWhenClosed);
 
         assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+    }
+
+    // --- the estimated finish and the window it must fit ---
+
+    @Test
+    void aWindowTooShortForTheEstimateIsRefusedWithPreflightFailBeforeAnyNodeIsTouchedWithTheEstimateInTheMessage() {
+        controlPlaneUpgraded();
+        // Four workers of 6 min each (the prior) one at a time do not fit in 10 minutes.
+        create(spec -> {
+            spec.setWindow(window("UTC", "12:00", "12:10", Day.Mon));
+            spec.setPreflight(dev.cks.nodeops.drain.Preflight.Fail);
+        });
+
+        NodeUpgradeStatus refused = reconcileToEnd();
+
+        assertThat(refused.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getStatus()).isEqualTo("False");
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains(
+                "NodeUpgrade to-1-35 is estimated to finish at 2026-12-07T12:12:00Z (4 left; worker 6 min a node, prior)",
+                "after the end of the window open now, which closes on Mon 2026-11-30 12:10 UTC (2026-11-30T12:10:00Z)", "Nothing was cordoned");
+        assertThat(nodes.calls).as("nothing locked, cordoned or drained").noneMatch(c -> c.startsWith("lock") || c.startsWith("cordon")
+                || c.startsWith("drain"));
+        assertThat(cordonedOverTime).allSatisfy(cordoned -> assertThat(cordoned).isEmpty());
+        assertThat(refused.getEstimatedFinish()).as("an operation that ended has no estimate").isNull();
+    }
+
+    @Test
+    void withPreflightWarnAWindowTooShortIsAWarningAndTheUpgradeGoesOnOverSeveralWindows() {
+        controlPlaneUpgraded();
+        create(spec -> spec.setWindow(window("UTC", "12:00", "12:10", Day.Mon)));
+
+        reconcileOnce();
+
+        assertThat(condition(WindowFit.WINDOW_TOO_SHORT).getStatus()).isEqualTo("True");
+        assertThat(condition(WindowFit.WINDOW_TOO_SHORT).getMessage()).contains("estimated to finish at 2026-12-07T12:12:00Z", "spec.preflight is Warn");
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(WindowFit.WINDOW_TOO_SHORT)).singleElement()
+                .extracting(RecordingEvents.RecordedEvent::type).isEqualTo("Warning");
+        assertThat(upgrade.getStatus().getEstimatedFinish()).isEqualTo("2026-12-07T12:12:00Z");
+        assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+    }
+
+    @Test
+    void theEstimatedFinishMovesFromThePriorsToTheMeasuredNodesAsTheyFinishAndGoesAtTheEnd() {
+        controlPlaneUpgraded();
+        create(spec -> spec.setSoakSeconds(60));
+
+        reconcileOnce();
+        assertThat(upgrade.getStatus().getEstimatedFinish()).as("4 workers of 6 min and their minute of soak, from the priors")
+                .isEqualTo(Timestamps.format(MONDAY_NOON.plus(Duration.ofMinutes(4 * 7))));
+        assertThat(upgrade.getStatus().getEstimateBasis()).isEqualTo("4 left; worker 7 min a node, prior");
+
+        NodeUpgradeStatus oneDone = reconcileUntil("one worker done", s -> s.getNodes().stream().anyMatch(n -> n.getPhase() == Phase.Succeeded
+                && n.getStartedAt() != null));
+        UpgradeNodeStatus first = oneDone.getNodes().stream().filter(n -> n.getPhase() == Phase.Succeeded && n.getStartedAt() != null).findFirst()
+                .orElseThrow();
+        Duration took = Duration.between(Timestamps.parse(first.getStartedAt()), Timestamps.parse(first.getCompletedAt()));
+        Instant now = clock.instant();
+
+        assertThat(oneDone.getEstimateBasis()).isEqualTo("3 left; worker " + dev.cks.nodeops.operation.FinishEstimate.describe(took)
+                + " a node, measured: the mean of 1 finished here");
+        assertThat(Timestamps.parse(oneDone.getEstimatedFinish())).as("three more as long as the first, from now")
+                .isBetween(now.plus(took.multipliedBy(3)).minusSeconds(1), now.plus(took.multipliedBy(3)).plusSeconds(1));
+
+        NodeUpgradeStatus done = reconcileToEnd();
+        assertThat(done.getEstimatedFinish()).isNull();
+        assertThat(done.getEstimateBasis()).isNull();
     }
 
     // --- pause ---

@@ -16,7 +16,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 
 /**
  * The API server (or etcd) goes away for as long as `kubeadm upgrade apply` keeps a single control plane
@@ -35,11 +34,11 @@ class NodeUpgradeOutageIT extends NodeUpgradeScenario {
 
     @Override
     protected Map<String, String> prepare(TestBed shared) {
-        shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new ConfigMapBuilder()
-                .withNewMetadata().withName(SCRIPT_CONFIGMAP).endMetadata().addToData("upgrade.sh", SCRIPT).build()).serverSideApply();
+        Map<String, String> properties = new java.util.HashMap<>(trustedScript(shared, SCRIPT_CONFIGMAP, SCRIPT));
         // The production Lease: the leader must keep leading through the outage, not hand over or restart.
-        return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(SCRIPT), "cks.leader-election.lease-duration-seconds", "150",
-                "cks.leader-election.renew-deadline-seconds", "120", "cks.leader-election.retry-period-seconds", "5");
+        properties.putAll(Map.of("cks.leader-election.lease-duration-seconds", "150",
+                "cks.leader-election.renew-deadline-seconds", "120", "cks.leader-election.retry-period-seconds", "5"));
+        return properties;
     }
 
     @ParameterizedTest(name = "{0} down {1}s while the node is {2}")

@@ -35,6 +35,16 @@ abstract class NodeUpgradeScenario {
         this.prefix = prefix;
     }
 
+    /**
+     * The Script executor's script in a ConfigMap of the operator's namespace (key {@code upgrade.sh}); returns the property
+     * with its sha256, without which the operator runs no script.
+     */
+    protected static Map<String, String> trustedScript(TestBed shared, String configMap, String script) {
+        shared.client().configMaps().inNamespace(TestBed.OPERATOR_NAMESPACE).resource(new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+                .withNewMetadata().withName(configMap).endMetadata().addToData("upgrade.sh", script).build()).serverSideApply();
+        return Map.of("cks.upgrade.script-sha256", ScriptTrust.sha256(script));
+    }
+
     /** What the class needs before the operator starts; returns the operator's extra properties. */
     protected Map<String, String> prepare(TestBed shared) {
         return Map.of();
