@@ -17,6 +17,10 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -620,6 +624,7 @@ class ScaleDownReconcilerTest {
      */
     @ParameterizedTest(name = "{0} #{1} ({2})")
     @MethodSource("killPoints")
+    @ResourceLock(Crash.ARMED_POINT)
     void killedRightAfterASideEffectARestartedOperatorFinishesCorrectly(KillPoint point, int nth, Scenario scenario) throws Exception {
         if (scenario == Scenario.DESTROY_VM) {
             world("ExternalManaged");
@@ -777,6 +782,11 @@ class ScaleDownReconcilerTest {
 
     @ParameterizedTest(name = "{0} × {1}")
     @MethodSource("faultMatrix")
+    // Each case has its own simulator, clock and fakes (a test instance per case) and waits in real time for late
+    // answers: the cases overlap their waits (surefire's junit.jupiter.execution.parallel settings, pom.xml), never
+    // while a kill-point test has a point armed, which any reconciler of the JVM would reach.
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = Crash.ARMED_POINT, mode = ResourceAccessMode.READ)
     void everyCloudStackWriteEndsRightWhateverHappensToItsAnswer(Write write, Failure failure) {
         if (write.removal == Removal.DestroyVM) {
             world("ExternalManaged");

@@ -16,6 +16,12 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
  * side effect left it.
  */
 public final class Crash implements AutoCloseable {
+    /**
+     * The JVM's one armed point ({@link KillPoint#armInProcess}) as a JUnit resource: a test that arms one locks it, tests
+     * that run in parallel read it, so that none of them reaches a point armed for another.
+     */
+    public static final String ARMED_POINT = "in-process kill point";
+
     /** Thrown at the armed point; an Error, so no catch of the code under test can swallow it. */
     public static final class Halted extends Error {
         Halted(KillPoint point) {

@@ -18,6 +18,10 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -784,6 +788,7 @@ class NodeUpgradeReconcilerTest {
      */
     @ParameterizedTest(name = "{0} #{1} ({2})")
     @MethodSource("killPoints")
+    @ResourceLock(Crash.ARMED_POINT)
     void killedRightAfterASideEffectARestartedOperatorFinishesCorrectly(KillPoint point, int nth, Scenario scenario) throws Exception {
         // CloudStack's jobs take a while and run to their end whether or not the operator is there to poll them.
         simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(4)));
@@ -897,6 +902,11 @@ class NodeUpgradeReconcilerTest {
      */
     @ParameterizedTest(name = "{0} × {1}")
     @MethodSource("isoFaultMatrix")
+    // Each case has its own simulator, clock and fakes (a test instance per case) and waits in real time for late
+    // answers: the cases overlap their waits (surefire's junit.jupiter.execution.parallel settings, pom.xml), never
+    // while a kill-point test has a point armed, which any reconciler of the JVM would reach.
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = Crash.ARMED_POINT, mode = ResourceAccessMode.READ)
     void everyIsoWriteEndsRightWhateverHappensToItsAnswer(IsoWrite write, IsoFault failure) {
         RecordingIsoDrive drive = new RecordingIsoDrive();
         simulator.useIsoDrive(drive);
