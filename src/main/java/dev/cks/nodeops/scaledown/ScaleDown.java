@@ -1,7 +1,5 @@
 package dev.cks.nodeops.scaledown;
 
-import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -26,16 +24,4 @@ import io.fabric8.kubernetes.model.annotation.Version;
 // The name is written into node annotations (the lock, the cordon) and Job labels, whose values hold at most 63 characters.
 @ValidationRule(value = "size(self.metadata.name) <= 63", message = "metadata.name may have at most 63 characters: it names the operation in node annotations and labels")
 public class ScaleDown extends CustomResource<ScaleDownSpec, ScaleDownStatus> {
-    // Overridden for their descriptions in the CRD (`kubectl explain`); the kind's own is CrdPostProcessor's.
-    @Override
-    @JsonPropertyDescription("Which nodes to remove, how to drain them and how CloudStack removes them. Only paused and window may change once created.")
-    public ScaleDownSpec getSpec() {
-        return super.getSpec();
-    }
-
-    @Override
-    @JsonPropertyDescription("What the operator observed and did, written only by the operator: the phase, each node's progress, the removal or rollback, and conditions that say why.")
-    public ScaleDownStatus getStatus() {
-        return super.getStatus();
-    }
 }

@@ -1,7 +1,5 @@
 package dev.cks.nodeops.upgrade;
 
-import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -26,16 +24,4 @@ import io.fabric8.kubernetes.model.annotation.Version;
 // The name is written into node annotations (the lock, the cordon) and Job labels, whose values hold at most 63 characters.
 @ValidationRule(value = "size(self.metadata.name) <= 63", message = "metadata.name may have at most 63 characters: it names the operation in node annotations and labels")
 public class NodeUpgrade extends CustomResource<NodeUpgradeSpec, NodeUpgradeStatus> {
-    // Overridden for their descriptions in the CRD (`kubectl explain`); the kind's own is CrdPostProcessor's.
-    @Override
-    @JsonPropertyDescription("What to upgrade to, which nodes, how, and when. Only paused, window and maxUnavailable (and a Continuous one's targetVersion) may change once created.")
-    public NodeUpgradeSpec getSpec() {
-        return super.getSpec();
-    }
-
-    @Override
-    @JsonPropertyDescription("What the operator observed and did, written only by the operator: the phase, each node's progress, and conditions that say what happens and why.")
-    public NodeUpgradeStatus getStatus() {
-        return super.getStatus();
-    }
 }
