@@ -12,7 +12,7 @@ import dev.cks.nodeops.common.OperationStatus;
 public class VMMapAuditStatus extends OperationStatus {
     public enum Phase { Pending, InSync, DriftFound, Skipped, Suspended, Error }
 
-    @JsonPropertyDescription("InSync, DriftFound, Skipped (the cluster is changing, or is ExternalManaged), Suspended (spec.suspend, or auditing"
+    @JsonPropertyDescription("InSync, DriftFound, Skipped (the cluster is not Running or Alert, or is ExternalManaged), Suspended (spec.suspend, or auditing"
             + " turned off for the operator) or Error (CloudStack unreachable, or the cluster not found); empty before the first run.")
     private Phase phase;
     @JsonPropertyDescription("The id of the CloudStack Kubernetes cluster audited (spec.clusterId, the operator's, or the one found by its"

@@ -11,8 +11,8 @@ public abstract class NodeOperationStatus extends OperationStatus {
     private String progress;
     @JsonPropertyDescription("The node worked on now (a NodeUpgrade upgrading several workers at once names them, comma-separated); empty when none is.")
     private String currentNode;
-    @JsonPropertyDescription("The id of the CloudStack Kubernetes cluster this operation found (or spec named), kept so that a restarted operator"
-            + " asks CloudStack about the same one; empty until the operation first needed CloudStack.")
+    @JsonPropertyDescription("The id of the CKS cluster in CloudStack this operation works with (the operator's configured one, or the one whose"
+            + " VM map names its nodes), kept so that a restarted operator asks about the same one; empty until the operation first needs CloudStack.")
     private String clusterId;
     @JsonPropertyDescription("Where spec.window stands: open or closed, and when it opens and closes next; absent without spec.window.")
     private WindowStatus window;
