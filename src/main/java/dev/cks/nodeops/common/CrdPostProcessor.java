@@ -55,6 +55,7 @@ public class CrdPostProcessor implements CRDPostProcessor {
                             + " (InSync, CloudStackReachable)."));
     private record KindDescriptions(String kind, String spec, String status) {
     }
+
     /**
      * The fields of Kubernetes' types our schemas embed (metav1.Condition, LabelSelector and its requirements), known by the
      * properties that make each up; a field that has a description keeps it.

@@ -20,7 +20,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
  * Every field of every CRD under deploy/crds has a description, so that `kubectl explain` says what it
  * is (#35): the kind itself, spec, status and every field under them, through lists and maps. A field
  * added without one fails here, named by its path: give its Java field a {@code @JsonPropertyDescription}
- * (a kind's own description and those of Kubernetes' types are {@code CrdPostProcessor}'s), then
+ * (the descriptions of a kind, its spec and its status, and those of Kubernetes' types, are {@code CrdPostProcessor}'s), then
  * regenerate the CRDs (see {@link CrdDriftIT}).
  */
 class CrdDescriptionsTest {
@@ -52,7 +52,9 @@ class CrdDescriptionsTest {
                 walk(root, kind, " (" + file.getFileName() + ", " + version.path("name").asText() + ")", Place.ROOT, undescribed);
             }
         }
-        assertThat(undescribed).as("fields without a description in %s (kubectl explain prints nothing for them)", CRDS).isEmpty();
+        assertThat(undescribed).as("fields without a description in %s (kubectl explain prints nothing for them): give each Java field a"
+                + " @JsonPropertyDescription (a kind, its spec and status: CrdPostProcessor.KINDS), then regenerate the CRDs as CrdDriftIT says", CRDS)
+                .isEmpty();
     }
 
     /** The walk itself: it finds a field without a description at any depth, and lets an element or an exempt root field be. */
