@@ -5,29 +5,44 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.common.OperationStatus;
 
 public class VMMapAuditStatus extends OperationStatus {
     public enum Phase { Pending, InSync, DriftFound, Skipped, Suspended, Error }
 
+    @JsonPropertyDescription("InSync, DriftFound, Skipped (the cluster is not Running or Alert, or is ExternalManaged), Suspended (spec.suspend, or auditing"
+            + " turned off for the operator) or Error (CloudStack unreachable, or the cluster not found); empty before the first run.")
     private Phase phase;
+    @JsonPropertyDescription("The id of the CloudStack Kubernetes cluster audited (spec.clusterId, the operator's, or the one found by its"
+            + " Nodes); findings start afresh when it changes.")
     private String clusterId;
+    @JsonPropertyDescription("What the last run did: when, how long, how many CloudStack calls, the cluster's state, and why it compared less, if it did.")
     private LastRun lastRun;
+    @JsonPropertyDescription("How many findings the last comparison had, all of them (findings lists at most " + FindingDedupe.MAX_STORED_FINDINGS + ").")
     private Integer findingCount;
-    /** Current findings by type (the findings list is bounded; these counts are not), for metrics and alerts. */
+    @JsonPropertyDescription("The current findings' count by type, e.g. NodeWithoutVm: 1 (not bounded like findings), for metrics and alerts.")
     private Map<String, Integer> findingCounts = new TreeMap<>();
-    /** When the last run that compared all three views started; an audit that stops completing is an alert. */
+    @JsonPropertyDescription("When the last run that compared all three views (VM map, VMs, Nodes) started; an audit that stops completing is an alert.")
     private String lastCompleteRunAt;
+    @JsonPropertyDescription("The current findings, the first " + FindingDedupe.MAX_STORED_FINDINGS + ", each with when it was first seen;"
+            + " from the last comparison, kept while CloudStack cannot answer.")
     private List<VmMapFinding> findings = new ArrayList<>();
-    /** Keys of the findings already reported, so each is reported once across restarts and replicas. */
+    @JsonPropertyDescription("Keys of the findings already reported by an event, so that each is reported once across restarts and replicas;"
+            + " beyond " + ReportedKeys.PLAIN_LIMIT + " keys each is stored as its kind and a short hash.")
     private List<String> reportedKeys = new ArrayList<>();
 
     public static class LastRun {
+        @JsonPropertyDescription("When the run started (RFC 3339, UTC).")
         private String startedAt;
+        @JsonPropertyDescription("How long the run took, in milliseconds.")
         private Long durationMillis;
+        @JsonPropertyDescription("How many CloudStack API calls the run made.")
         private Integer cloudStackCalls;
+        @JsonPropertyDescription("The CKS cluster's state as CloudStack reported it, e.g. Running; empty when CloudStack did not answer or the cluster was not found.")
         private String clusterState;
-        /** Why the last run compared less than all three views, or was skipped; empty when it was complete. */
+        @JsonPropertyDescription("Why the run compared less than all three views, or was skipped; empty when it was complete.")
         private String note;
 
         public String getStartedAt() { return startedAt; }

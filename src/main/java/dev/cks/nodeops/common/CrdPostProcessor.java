@@ -2,6 +2,8 @@ package dev.cks.nodeops.common;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 import io.fabric8.crdv2.generator.CRDPostProcessor;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -14,7 +16,9 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
  * the printer columns (the generator sorts them by JSON path, which would put AGE first in `kubectl
  * get`), and lists of Node names that are sets (the API server refuses a name given twice, with the
  * index of the duplicate) of at most 253 characters each (a Node name's limit), and label values of
- * at most 63; both bounds also keep the cost of their CEL rules within the API server's budget.
+ * at most 63; both bounds also keep the cost of their CEL rules within the API server's budget. And the
+ * descriptions `kubectl explain` prints that no field of ours carries: each kind's own, its spec's and its status's
+ * (inherited from Fabric8's CustomResource), and those of the fields of Kubernetes' types (Fabric8's classes have none).
  */
 public class CrdPostProcessor implements CRDPostProcessor {
     private static final List<String> ORDER = List.of(
@@ -25,11 +29,65 @@ public class CrdPostProcessor implements CRDPostProcessor {
     /** Spec fields mapping label keys to values, by CRD: a label value has at most 63 characters (which also bounds their CEL rule's cost). */
     private static final List<List<String>> LABEL_MAPS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "nodeSelector"));
     private static final long LABEL_VALUE_MAX_LENGTH = 63;
+    /**
+     * What each kind is for, and its spec and status, by CRD: the descriptions of its whole schema and of the two
+     * properties its Java class inherits (`kubectl explain nu`, `kubectl explain nu.status`).
+     */
+    private static final Map<String, KindDescriptions> KINDS = Map.of(
+            "nodeupgrades.nodeops.cks.dev", new KindDescriptions(
+                    "Upgrades the Kubernetes version of the selected CKS nodes: control-plane nodes one at a time, then the workers, each"
+                            + " cordoned, drained, upgraded and watched until Ready at the target. With spec.mode Continuous it then holds that version.",
+                    "What to upgrade to, which nodes, how, and when. Only paused, window and maxUnavailable (and a Continuous one's"
+                            + " targetVersion) may change once created.",
+                    "What the operator observed and did, written only by the operator: the phase, each node's progress, and conditions"
+                            + " that say what happens and why."),
+            "scaledowns.nodeops.cks.dev", new KindDescriptions(
+                    "Removes worker nodes from a CKS cluster: cordons them all, drains them one by one (rolling back on any failure),"
+                            + " then removes their VMs through CloudStack.",
+                    "Which nodes to remove, how to drain them and how CloudStack removes them. Only paused and window may change once created.",
+                    "What the operator observed and did, written only by the operator: the phase, each node's progress, the removal or"
+                            + " rollback, and conditions that say why."),
+            "vmmapaudits.nodeops.cks.dev", new KindDescriptions(
+                    "Periodically compares CloudStack's VMs and its map of the CKS cluster with the cluster's Nodes and reports each drift"
+                            + " once, in status.findings and as an event; it changes nothing.",
+                    "Which CKS cluster to audit, how often, and how findings are reported; every field may change, and the next run uses it.",
+                    "What the last runs found, written only by the operator: the findings, their counts, the last run, and conditions"
+                            + " (InSync, CloudStackReachable)."));
+    private record KindDescriptions(String kind, String spec, String status) {
+    }
+
+    /**
+     * The fields of Kubernetes' types our schemas embed (metav1.Condition, LabelSelector and its requirements), known by the
+     * properties that make each up; a field that has a description keeps it.
+     */
+    private static final Map<Set<String>, Map<String, String>> KUBERNETES_TYPES = Map.of(
+            Set.of("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"), Map.of(
+                    "type", "The condition's type, e.g. Progressing.",
+                    "status", "True, False or Unknown.",
+                    "observedGeneration", "The metadata.generation the condition was set for.",
+                    "lastTransitionTime", "When the condition last changed from one status to another.",
+                    "reason", "Why the condition last changed, as one CamelCase word.",
+                    "message", "What the condition says, for humans."),
+            Set.of("matchLabels", "matchExpressions"), Map.of(
+                    "matchLabels", "Labels a pod must have, as key: value pairs; ANDed with matchExpressions.",
+                    "matchExpressions", "Label requirements a pod must all meet; ANDed with matchLabels."),
+            Set.of("key", "operator", "values"), Map.of(
+                    "key", "The label key the requirement is about.",
+                    "operator", "In, NotIn, Exists or DoesNotExist.",
+                    "values", "The label values for In and NotIn; empty for Exists and DoesNotExist."));
 
     @Override
     public HasMetadata process(HasMetadata crd, String crdSpecVersion) {
         if (crd instanceof CustomResourceDefinition definition) {
             definition.getSpec().getVersions().forEach(version -> {
+                JSONSchemaProps root = version.getSchema().getOpenAPIV3Schema();
+                KindDescriptions kind = KINDS.get(definition.getMetadata().getName());
+                if (kind != null) {
+                    root.setDescription(kind.kind());
+                    root.getProperties().get("spec").setDescription(kind.spec());
+                    root.getProperties().get("status").setDescription(kind.status());
+                }
+                describeKubernetesTypes(root);
                 List<CustomResourceColumnDefinition> columns = version.getAdditionalPrinterColumns();
                 if (columns != null) {
                     columns.sort(Comparator.comparingInt(column -> rank(column.getName())));
@@ -45,6 +103,27 @@ public class CrdPostProcessor implements CRDPostProcessor {
             });
         }
         return crd;
+    }
+
+    private static void describeKubernetesTypes(JSONSchemaProps schema) {
+        if (schema == null) {
+            return;
+        }
+        Map<String, JSONSchemaProps> properties = schema.getProperties();
+        if (properties != null && !properties.isEmpty()) {
+            KUBERNETES_TYPES.getOrDefault(properties.keySet(), Map.of()).forEach((field, description) -> {
+                if (properties.get(field).getDescription() == null) {
+                    properties.get(field).setDescription(description);
+                }
+            });
+            properties.values().forEach(CrdPostProcessor::describeKubernetesTypes);
+        }
+        if (schema.getItems() != null) {
+            describeKubernetesTypes(schema.getItems().getSchema());
+        }
+        if (schema.getAdditionalProperties() != null) {
+            describeKubernetesTypes(schema.getAdditionalProperties().getSchema());
+        }
     }
 
     private static JSONSchemaProps specField(JSONSchemaProps root, String field) {

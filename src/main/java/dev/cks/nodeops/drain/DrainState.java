@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.drain.EvictionApi.PodRef;
 
@@ -30,34 +31,41 @@ public class DrainState {
         NOTHING
     }
 
+    @JsonPropertyDescription("The drain attempt under way or last made, counted from 1; there are spec.drain.retries + 1 in all.")
     private Integer attempt;
+    @JsonPropertyDescription("When the current attempt began; it lasts spec.drain.timeoutSeconds at most, and never past the operation's deadline.")
     private String attemptStartedAt;
+    @JsonPropertyDescription("Between attempts: when the next one starts (spec.drain.retryIntervalSeconds after the last ended); empty while an attempt runs.")
     private String nextAttemptAt;
-    /** What keeps the node from being drained, as users read it; empty when nothing does. */
+    @JsonPropertyDescription("What keeps the node from being drained, as users read it: the pods still there grouped by cause (e.g. a"
+            + " PodDisruptionBudget allowing no disruption, with its numbers); empty when nothing does.")
     private String blockedBy;
     /**
      * The uids of the pods evicted in this drain and still on the node when it last looked, so that a pod leaving
      * is not sent again (a pod re-created under the same name has another uid). Only while the drain runs. A status
      * written by an earlier version holds namespace/name/uid here, which is read the same.
      */
+    @JsonPropertyDescription("The uids of the pods this drain evicted that were still on the node when it last looked, so that none is evicted"
+            + " twice; only while the drain runs.")
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<String> podsSeen = new ArrayList<>();
-    /** How many pods this drain evicted. */
+    @JsonPropertyDescription("How many pods this drain evicted.")
     private Integer podsEvicted;
-    /** The last {@value #LAST_NAMES} pods (namespace/name) this drain evicted, the latest last. */
+    @JsonPropertyDescription("The last " + LAST_NAMES + " pods (namespace/name) this drain evicted, the latest last; only while the node is worked on.")
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<String> lastEvicted = new ArrayList<>();
 
-    /** The tail (at most 2000 characters) of the last error the API server answered during this drain. */
+    @JsonPropertyDescription("The last error the API server answered during this drain, its last 2000 characters at most.")
     private String lastApiError;
-    /** The budgets (namespace/name, sorted) holding pods on the node while no pod leaves it; null when none do. */
+    @JsonPropertyDescription("The PodDisruptionBudgets (namespace/name, sorted) holding pods on the node while no pod leaves it; empty when none do.")
     private String blockCause;
-    /** Since when {@link #blockCause} has held the drain without a pod leaving the node. */
+    @JsonPropertyDescription("Since when blockCause has held the drain without a pod leaving the node: the steps of spec.drain.escalation count from it.")
     private String blockSince;
-    /** The steps of the escalation ladder this drain took, each once per cause, with when and what came of it. */
+    @JsonPropertyDescription("The steps of spec.drain.escalation this drain took, each once per cause, with when and what came of it.")
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<EscalationRecord> escalation = new ArrayList<>();
-    /** The controllers of the pods this drain evicted ({@code Kind namespace/name}), for the soak's health gate; only until it ran. */
+    @JsonPropertyDescription("The controllers (Kind namespace/name) of the pods this drain evicted, at most " + MAX_WORKLOADS + "; kept until a"
+            + " NodeUpgrade's soak has waited for them to be Ready again (spec.waitForDrainedWorkloads).")
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     private List<String> workloads = new ArrayList<>();
 

@@ -1,16 +1,20 @@
 package dev.cks.nodeops.drain;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 /** One step of the escalation ladder a node's drain took: when, for which budgets, on which pods, with what result. */
 public class EscalationRecord {
-    /** The step's place in the ladder, 1-based, in the order steps come due. */
+    @JsonPropertyDescription("The step's place in spec.drain.escalation, counted from 1 in the order the steps come due.")
     private int step;
+    @JsonPropertyDescription("The step's action: Warn, DeletePods, SkipNode, Fail or RollBack.")
     private EscalationStep.Action action;
+    @JsonPropertyDescription("When the step was taken (RFC 3339, UTC).")
     private String at;
-    /** The budgets (namespace/name) that held the drain. */
+    @JsonPropertyDescription("The PodDisruptionBudgets (namespace/name) that held the drain.")
     private String cause;
-    /** The held pods the step was for (namespace/name). */
+    @JsonPropertyDescription("The held pods the step was for (namespace/name).")
     private String pods;
-    /** warned, what DELETE answered per pod, or gave the node up. */
+    @JsonPropertyDescription("What came of it: warned, what the API server answered for each pod deleted, or the node given up.")
     private String result;
 
     public int getStep() { return step; }

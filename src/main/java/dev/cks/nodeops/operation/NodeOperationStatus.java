@@ -1,21 +1,23 @@
 package dev.cks.nodeops.operation;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.common.OperationStatus;
 
 /** The status fields ScaleDown and NodeUpgrade share, and how each maps the kit's stages onto its phases. */
 public abstract class NodeOperationStatus extends OperationStatus {
-    /** Done out of selected, e.g. "2/5", for `kubectl get`. */
+    @JsonPropertyDescription("Nodes done out of the nodes to do, e.g. 2/5: for a NodeUpgrade the selected nodes upgraded or skipped, for a"
+            + " ScaleDown the nodes drained or removed (nodes found down do not count).")
     private String progress;
-    /** The node being worked on, for `kubectl get`. */
+    @JsonPropertyDescription("The node worked on now (a NodeUpgrade upgrading several workers at once names them, comma-separated); empty when none is.")
     private String currentNode;
-    /** The CloudStack Kubernetes cluster this operation found (or was told), recorded so a restart asks for the same one. */
+    @JsonPropertyDescription("The id of the CKS cluster in CloudStack this operation works with (the operator's configured one, or the one whose"
+            + " VM map names its nodes), kept so that a restarted operator asks about the same one; empty until the operation first needs CloudStack.")
     private String clusterId;
-    /** Where spec.window stands; absent without a window. */
+    @JsonPropertyDescription("Where spec.window stands: open or closed, and when it opens and closes next; absent without spec.window.")
     private WindowStatus window;
-    /**
-     * Since when the operation has been held by spec.paused or its window with no node worked on: that time
-     * does not count against the deadline, which moves on by it when work goes on.
-     */
+    @JsonPropertyDescription("Since when the operation has been held by spec.paused or its window with no node worked on; that time does not count"
+            + " against the deadline, which moves on by it when work goes on. Empty when not held.")
     private String heldSince;
     /** When the operation is estimated to be done (docs/eta.md), kept current as its nodes finish; absent when it is over or holds. */
     private String estimatedFinish;
@@ -25,10 +27,11 @@ public abstract class NodeOperationStatus extends OperationStatus {
     public static class WindowStatus {
         public enum State { Open, Closed }
 
+        @JsonPropertyDescription("Open: work may start. Closed: nothing new starts until opensAt (work in progress follows spec.window.onClose).")
         private State state;
-        /** The next opening (while open: the one after this). */
+        @JsonPropertyDescription("When the window opens next (RFC 3339, UTC); while it is open, the opening after this one.")
         private String opensAt;
-        /** When the open window closes (while closed: when the next one closes). */
+        @JsonPropertyDescription("When the open window closes; while it is closed, when the next one closes (RFC 3339, UTC).")
         private String closesAt;
 
         public State getState() { return state; }

@@ -1,19 +1,31 @@
 package dev.cks.nodeops.operation;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.nodes.NodeRole;
 
 /** Per-node status shared by NodeUpgrade and ScaleDown; each kind adds its own phase. */
 public abstract class NodeProgress {
+    @JsonPropertyDescription("The Node's name.")
     private String name;
+    @JsonPropertyDescription("The node's CloudStack VM id, once the operation looked it up (a ScaleDown from the cluster's VM map, a NodeUpgrade's"
+            + " CloudStackIso executor when it attaches the ISO); empty otherwise.")
     private String vmId;
+    @JsonPropertyDescription("ControlPlane or Worker.")
     private NodeRole role;
-    /** False when the node was unschedulable before this operation: we never uncordon it then. */
+    @JsonPropertyDescription("Whether this operation cordoned the node: false when it was unschedulable before, and then the operation never uncordons it."
+            + " Empty until it is cordoned.")
     private Boolean cordonedByUs;
+    @JsonPropertyDescription("The node's drain: its attempt, what blocks it, what it evicted. Once the node is done only the count of evicted pods"
+            + " and the escalation steps taken stay.")
     private DrainState drain;
+    @JsonPropertyDescription("When work on the node began: a NodeUpgrade's when it cordoned it, a ScaleDown's when its drain began (RFC 3339, UTC).")
     private String startedAt;
+    @JsonPropertyDescription("When work on the node ended: a NodeUpgrade's when the node was done, skipped or failed and given back; a ScaleDown's"
+            + " when its drain finished or SkipNode gave it up. Empty until then.")
     private String completedAt;
-    /** The last error, at most 2000 characters (its tail). */
+    @JsonPropertyDescription("The node's last error, its last 2000 characters at most; empty when none.")
     private String error;
 
     public String getName() { return name; }

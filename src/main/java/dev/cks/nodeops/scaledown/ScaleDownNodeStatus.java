@@ -1,5 +1,7 @@
 package dev.cks.nodeops.scaledown;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.operation.NodeProgress;
 
@@ -13,14 +15,17 @@ public class ScaleDownNodeStatus extends NodeProgress {
         Kept
     }
 
+    @JsonPropertyDescription("Pending, Cordoned, Draining, Drained, Removed, Uncordoned (given back by a rollback), Failed, SkippedDown"
+            + " (NotReady or its VM stopped: not drained, still removed) or Kept (given up by SkipNode: given back, not removed).")
     private Phase phase;
-    /** When this operation made the node unschedulable (or found it so); every node is cordoned before any is drained. */
+    @JsonPropertyDescription("When this operation made the node unschedulable (or found it so); every node is cordoned before any is drained.")
     private String cordonedAt;
-    /** Why the node counts as down (NotReady, VM stopped); set only for SkippedDown. */
+    @JsonPropertyDescription("Why the node counts as down (NotReady, VM stopped); set only in phase SkippedDown.")
     private String downReason;
-    /** DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers (or found after a lost answer). */
+    @JsonPropertyDescription("DestroyVM: the CloudStack job destroying this node's VM, recorded as soon as CloudStack answers (or found after a lost answer).")
     private String removalJobId;
-    /** DestroyVM: when destroyVirtualMachine was sent, written before it is sent (set without a job id: the outcome is looked up). */
+    @JsonPropertyDescription("DestroyVM: when destroyVirtualMachine was sent, written before it is sent; set without removalJobId, the outcome is"
+            + " looked up, not sent again.")
     private String removalRequestedAt;
 
     public Phase getPhase() { return phase; }

@@ -3,26 +3,33 @@ package dev.cks.nodeops.scaledown;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.operation.NodeOperationStatus;
 import dev.cks.nodeops.operation.Stage;
 
 public class ScaleDownStatus extends NodeOperationStatus {
     public enum Phase { Pending, Waiting, Cordoning, Draining, Removing, Succeeded, RolledBack, Failed }
 
+    @JsonPropertyDescription("Pending (planning), Waiting (held by spec.paused, the window or another wait before any node is cordoned),"
+            + " Cordoning, Draining, Removing (CloudStack removes the VMs), Succeeded, RolledBack (every node given back) or Failed.")
     private Phase phase;
-    /** The nodes picked for removal, comma-separated, for `kubectl get`. */
+    @JsonPropertyDescription("The nodes picked for removal, comma-separated, for `kubectl get`.")
     private String targetNodes;
+    @JsonPropertyDescription("Every node picked for removal, with its phase and drain; nodes kept by SkipNode move to keptNodes.")
     private List<ScaleDownNodeStatus> nodes = new ArrayList<>();
-    /** Nodes the escalation ladder's SkipNode gave up: given back, not removed; no longer in nodes or targetNodes. */
+    @JsonPropertyDescription("Nodes the escalation ladder's SkipNode gave up: given back (uncordoned), not removed; no longer in nodes or targetNodes.")
     private List<ScaleDownNodeStatus> keptNodes = new ArrayList<>();
+    @JsonPropertyDescription("How the nodes are removed through CloudStack; absent until every node is drained and removal begins.")
     private RemovalStatus removal;
+    @JsonPropertyDescription("Why the ScaleDown rolls back, written before any node is given back; absent unless it rolls back.")
     private RollbackStatus rollback;
 
     /** Written before a rollback gives back any node, so a restart half-way finishes the rollback instead of draining on. */
     public static class RollbackStatus {
-        /** The reason of the RolledBack condition. */
+        @JsonPropertyDescription("The reason of the RolledBack condition, e.g. DrainBlocked.")
         private String reason;
-        /** Why the ScaleDown rolls back. */
+        @JsonPropertyDescription("Why the ScaleDown rolls back, as a sentence.")
         private String cause;
 
         public String getReason() { return reason; }
@@ -46,18 +53,19 @@ public class ScaleDownStatus extends NodeOperationStatus {
     }
 
     public static class RemovalStatus {
-        /** The CloudStack API that removes the nodes; absent in a status written before it existed, which means scaleKubernetesCluster. */
+        @JsonPropertyDescription("The CloudStack API that removes the nodes: scaleKubernetesCluster, removeNodesFromKubernetesCluster (external"
+                + " nodes, CloudStack 4.21+; the VMs stay) or destroyVirtualMachine (spec.removal DestroyVM). Absent means scaleKubernetesCluster.")
         private RemovalCommand command;
-        /** The CloudStack async job of CloudStackScale, recorded as soon as CloudStack answers (or found after a lost answer). */
+        @JsonPropertyDescription("CloudStackScale: the CloudStack async job removing the nodes, recorded as soon as CloudStack answers (or found after a lost answer).")
         private String jobId;
-        /** When the removal began. */
+        @JsonPropertyDescription("When the removal began (RFC 3339, UTC).")
         private String startedAt;
-        /**
-         * CloudStackScale: when scaleKubernetesCluster (or removeNodesFromKubernetesCluster) was sent, written before it is sent. Set without a jobId,
-         * the request's outcome is unknown: CloudStack's state and jobs are read, it is not sent again.
-         */
+        @JsonPropertyDescription("CloudStackScale: when the request was sent, written before it is sent. Set without jobId, the request's outcome"
+                + " is unknown: CloudStack's state and jobs are read, and it is not sent again.")
         private String requestedAt;
+        @JsonPropertyDescription("The CloudStack VM ids removed so far.")
         private List<String> removedVmIds = new ArrayList<>();
+        @JsonPropertyDescription("The CloudStack VM ids still to remove.")
         private List<String> remainingVmIds = new ArrayList<>();
 
         public RemovalCommand getCommand() { return command; }

@@ -3,25 +3,28 @@ package dev.cks.nodeops.upgrade;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 /** What a Continuous NodeUpgrade reports while it holds its version (status.hold). */
 public class HoldStatus {
     /** At most this many nodes newer than the target are named; the count says how many there are. */
     static final int NAMED_NEWER = 20;
 
-    /** Since when it holds (its rollout, or its last correction, was over). */
+    @JsonPropertyDescription("Since when it holds: when its rollout, or its last correction, was over (RFC 3339, UTC).")
     private String since;
-    /** When it last looked at the nodes its selector matches. */
+    @JsonPropertyDescription("When it last looked at the nodes its selector matches (every spec.holdIntervalSeconds, and on Node changes).")
     private String lastScanAt;
-    /** Selected nodes whose kubelet is older than the target now (being corrected, waiting, NotReady or opted out). */
+    @JsonPropertyDescription("How many selected nodes run a kubelet older than the target now (being corrected, waiting, NotReady or opted out).")
     private Integer belowTarget = 0;
-    /** Selected nodes whose kubelet is newer than the target: reported, never taken down. */
+    @JsonPropertyDescription("How many selected nodes run a kubelet newer than the target: reported, never taken down.")
     private Integer aboveTarget = 0;
-    /** Those nodes as "name (version)", the first {@value #NAMED_NEWER}. */
+    @JsonPropertyDescription("The nodes newer than the target as \"name (version)\", the first " + NAMED_NEWER + "; aboveTarget counts them all.")
     private List<String> newer = new ArrayList<>();
-    /** The last node it upgraded after its rollout was over, and when that node was done. */
+    @JsonPropertyDescription("The last node it upgraded after its rollout was over; empty when none was.")
     private String lastCorrectedNode;
+    @JsonPropertyDescription("When lastCorrectedNode was done (RFC 3339, UTC).")
     private String lastCorrectedAt;
-    /** Continuous NodeUpgrades created after this one that select a node it selects: refused, named here. */
+    @JsonPropertyDescription("Continuous NodeUpgrades created after this one that select a node it selects: they are refused, and named here.")
     private List<String> overlappedBy = new ArrayList<>();
 
     public String getSince() { return since; }

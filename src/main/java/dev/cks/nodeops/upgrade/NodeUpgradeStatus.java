@@ -3,6 +3,8 @@ package dev.cks.nodeops.upgrade;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.operation.NodeOperationStatus;
 import dev.cks.nodeops.operation.Stage;
 
@@ -10,13 +12,19 @@ public class NodeUpgradeStatus extends NodeOperationStatus {
     /** Holding: a Continuous NodeUpgrade whose nodes are all done watches for nodes below its target (docs/continuous.md). */
     public enum Phase { Pending, Running, Waiting, Holding, Succeeded, Failed }
 
+    @JsonPropertyDescription("Pending (not planned yet), Running, Waiting (held by spec.paused, the window or another wait while no node is"
+            + " cordoned; the Waiting condition says why), Holding (Continuous: every node done, it watches for nodes below the target),"
+            + " Succeeded or Failed.")
     private Phase phase;
+    @JsonPropertyDescription("Every node the upgrade selected, in the order they are upgraded (the first control-plane node, the other"
+            + " control-plane nodes, then the workers), each with its phase, versions and drain.")
     private List<UpgradeNodeStatus> nodes = new ArrayList<>();
-    /** The value of the retry annotation last acted on; a new value restarts a failed upgrade. */
+    @JsonPropertyDescription("The value of the annotation nodeops.cks.dev/retry last acted on; another value restarts a finished upgrade.")
     private String retryToken;
-    /** The version the current rollout goes to: a Continuous NodeUpgrade whose spec.targetVersion changed starts a new one. */
+    @JsonPropertyDescription("The version the current rollout goes to; a Continuous NodeUpgrade whose spec.targetVersion changed starts a new"
+            + " rollout to the new one. Empty until planned.")
     private String targetVersion;
-    /** Continuous only, once its rollout is over. */
+    @JsonPropertyDescription("Continuous only, once its rollout is over: what it sees of the selected nodes while it holds the version.")
     private HoldStatus hold;
 
     public Phase getPhase() { return phase; }

@@ -30,8 +30,10 @@ public class UpgradeExecutor {
     @Required
     private Type type;
 
+    @JsonPropertyDescription("Settings of the CloudStackIso executor; only with type CloudStackIso.")
     private CloudStackIso cloudStackIso;
 
+    @JsonPropertyDescription("Settings of the Script executor; required with type Script.")
     private Script script;
 
     /**
@@ -74,9 +76,11 @@ public class UpgradeExecutor {
     @ValidationRule(value = "self.key.matches('^[-._a-zA-Z0-9]+$') && self.key != '.' && self.key != '..'",
             message = "configMapRef.key must be a ConfigMap key: letters, digits, '-', '_' and '.'")
     public static class ConfigMapKeyRef {
+        @JsonPropertyDescription("The ConfigMap's name, e.g. the chart's <fullname>-upgrade-scripts.")
         @Required
         @Size(max = 253)
         private String name;
+        @JsonPropertyDescription("The ConfigMap key that holds the script; it runs only if its sha256 is among those of the chart's upgrade.scripts.")
         @Required
         @Size(max = 253)
         private String key;

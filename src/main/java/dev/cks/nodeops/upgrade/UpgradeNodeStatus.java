@@ -1,5 +1,7 @@
 package dev.cks.nodeops.upgrade;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.operation.NodeProgress;
 
@@ -30,35 +32,44 @@ public class UpgradeNodeStatus extends NodeProgress {
         Detached
     }
 
+    @JsonPropertyDescription("Apply (the first control-plane node: kubeadm upgrade apply), Node (every other node: kubeadm upgrade node)"
+            + " or Skip (not upgraded; skipReason says why).")
     private Action action;
+    @JsonPropertyDescription("Pending, Cordoned, Draining, Upgrading (the executor runs), WaitingReady (until Ready at the target),"
+            + " Soaking (upgraded and uncordoned; the next node waits spec.soakSeconds), Succeeded, Skipped or Failed.")
     private Phase phase;
+    @JsonPropertyDescription("The node's kubelet version when the upgrade planned it.")
     private String fromVersion;
+    @JsonPropertyDescription("The kubelet version the node reported once Ready at the target (or when planned, if it was at the target already); empty until then.")
     private String version;
-    /** Name of the upgrade Job, so a restarted operator finds it instead of creating another. */
+    @JsonPropertyDescription("The name of the node's upgrade Job in the operator's namespace, so that a restarted operator finds it instead of creating another.")
     private String jobName;
-    /** When the operator first saw a pod of the upgrade Job started: kubeadm may have run since, so the Job is never made again. */
+    @JsonPropertyDescription("When a pod of the upgrade Job was first seen started: kubeadm may have run since, so the Job is never created again."
+            + " Cleared once the node is done.")
     private String jobPodStartedAt;
-    /** When the operator last saw that no pod of the upgrade Job had started: a Job deleted soon after may be made again. */
+    @JsonPropertyDescription("When the operator last saw no pod of the upgrade Job started: a Job deleted soon after may be created again."
+            + " Cleared once the node is done.")
     private String jobPodNotStartedAt;
-    /** The ISO the node's VM gets (CloudStackIso). */
+    @JsonPropertyDescription("CloudStackIso: the id of the ISO attached to the node's VM for the upgrade.")
     private String isoId;
+    @JsonPropertyDescription("CloudStackIso: Attaching, Attached, Detaching or Detached; each change is a CloudStack job the operator polls.")
     private IsoState isoState;
-    /** The CloudStack job attaching or detaching the ISO, polled until it ends. */
+    @JsonPropertyDescription("CloudStackIso: the CloudStack job attaching or detaching the ISO, polled until it ends.")
     private String isoJobId;
-    /** When attachIso or detachIso was sent, written before it is sent (set without a job id: the outcome is looked up). */
+    @JsonPropertyDescription("CloudStackIso: when attachIso or detachIso was sent, written before it is sent; set without isoJobId, the"
+            + " request's outcome is looked up, not sent again.")
     private String isoRequestedAt;
-    /** When the current step began: step durations for metrics, and the executor's start. */
+    @JsonPropertyDescription("When the node's current step began (the executor's start, and step durations for metrics); cleared once the node is done.")
     private String stepStartedAt;
-    /** Until when the node may take to be Ready at the target version after the executor finished. */
+    @JsonPropertyDescription("Until when the node may take, after the executor finished, to be Ready at the target (spec.readyTimeoutSeconds);"
+            + " cleared once the node is done.")
     private String readyBy;
-    /** Until when the node soaks before the next may start. */
+    @JsonPropertyDescription("Until when the node soaks (spec.soakSeconds) before the node it makes room for may start.")
     private String soakUntil;
-    /** Why the node is not upgraded (phase Skipped): at the target already, opted out, or given up by the drain's escalation. */
+    @JsonPropertyDescription("Why the node is not upgraded (phase Skipped): at the target already, opted out, or given up by the drain's escalation.")
     private String skipReason;
-    /**
-     * Set when a Continuous NodeUpgrade plans the node (its rollout, a rollout to a new target, a correction): when that
-     * was, part of the name of the node's Job, so each gets a Job of its own.
-     */
+    @JsonPropertyDescription("Continuous only: when the node was planned (its rollout, a rollout to a new target, or a correction); part of the"
+            + " name of its Job, so that each gets a Job of its own.")
     private String attempt;
 
     public Action getAction() { return action; }

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.stream.Stream;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -43,6 +45,32 @@ class CrdValidationIT {
         } finally {
             client.resource(created).delete();
         }
+    }
+
+    /**
+     * `kubectl explain` prints what each kind, its status and the status's fields are (#35): the descriptions the CRDs
+     * carry, as the API server publishes them (a moment after the CRDs change, hence the wait). Lines are rewrapped
+     * by kubectl, so whitespace is compared loosely.
+     */
+    @ParameterizedTest
+    @MethodSource("explained")
+    void kubectlExplainPrintsTheDescriptions(String field, String own, String ofAField) {
+        Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(2)).untilAsserted(() ->
+                assertThat(bed.tool("kubectl", "explain", field).replaceAll("\\s+", " ")).contains(own, ofAField));
+    }
+
+    static Stream<Arguments> explained() {
+        return Stream.of(
+                Arguments.of("nodeupgrade", "Upgrades the Kubernetes version of the selected CKS nodes",
+                        "What the operator observed and did, written only by the operator"),
+                Arguments.of("nodeupgrade.status.nodes", "Every node the upgrade selected, in the order they are upgraded",
+                        "WaitingReady (until Ready at the target)"),
+                Arguments.of("nodeupgrade.status.nodes.drain", "The node's drain: its attempt, what blocks it, what it evicted",
+                        "The drain attempt under way or last made, counted from 1"),
+                Arguments.of("scaledown.status", "the removal or rollback, and conditions that say why",
+                        "The nodes picked for removal, comma-separated"),
+                Arguments.of("vmmapaudit.status", "What the last runs found, written only by the operator",
+                        "Keys of the findings already reported by an event"));
     }
 
     @ParameterizedTest
