@@ -19,9 +19,11 @@ public abstract class NodeOperationStatus extends OperationStatus {
     @JsonPropertyDescription("Since when the operation has been held by spec.paused or its window with no node worked on; that time does not count"
             + " against the deadline, which moves on by it when work goes on. Empty when not held.")
     private String heldSince;
-    /** When the operation is estimated to be done (docs/eta.md), kept current as its nodes finish; absent when it is over or holds. */
+    @JsonPropertyDescription("When the operation is estimated to be done (RFC 3339, UTC; docs/eta.md), kept current as its nodes finish and"
+            + " moved past a closed window to its next opening; absent when it is over or a Continuous NodeUpgrade holds.")
     private String estimatedFinish;
-    /** What estimatedFinish rests on: the work left, each kind's duration and whether it was measured here or a prior. */
+    @JsonPropertyDescription("What estimatedFinish rests on: the work left and each kind of step's duration, measured on this operation's"
+            + " finished nodes or, until one finished, the operator's default (cks.estimate.*).")
     private String estimateBasis;
 
     public static class WindowStatus {
