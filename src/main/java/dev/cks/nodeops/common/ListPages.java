@@ -21,9 +21,15 @@ public final class ListPages {
 
     /** Every item, page by page; an expired continue token (410) surfaces as the client's exception. */
     public static <T extends HasMetadata> List<T> all(Listable<? extends KubernetesResourceList<T>> listable) {
+        return all(listable, () -> { });
+    }
+
+    /** As {@link #all(Listable)}; {@code eachRequest} runs before each page is asked for, to count what a caller costs the API server. */
+    public static <T extends HasMetadata> List<T> all(Listable<? extends KubernetesResourceList<T>> listable, Runnable eachRequest) {
         List<T> items = new ArrayList<>();
         String token = null;
         do {
+            eachRequest.run();
             KubernetesResourceList<T> page = listable.list(new ListOptionsBuilder().withLimit(PAGE).withContinue(token).build());
             items.addAll(page.getItems());
             token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
