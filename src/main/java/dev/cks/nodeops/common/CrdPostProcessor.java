@@ -18,12 +18,13 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
  */
 public class CrdPostProcessor implements CRDPostProcessor {
     private static final List<String> ORDER = List.of(
-            "Target", "Nodes", "In Sync", "Findings", "Phase", "Progress", "Node", "Next Window", "Last Run", "Age", "Message");
+            "Target", "Nodes", "In Sync", "Findings", "Drainable", "Blocked", "Phase", "Progress", "Node", "Next Window", "Last Run", "Age", "Message");
     /** Spec fields listing Node names, by CRD. */
     private static final List<List<String>> NODE_NAME_SETS = List.of(List.of("scaledowns.nodeops.cks.dev", "nodeNames"));
     private static final long NODE_NAME_MAX_LENGTH = 253;
     /** Spec fields mapping label keys to values, by CRD: a label value has at most 63 characters (which also bounds their CEL rule's cost). */
-    private static final List<List<String>> LABEL_MAPS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "nodeSelector"));
+    private static final List<List<String>> LABEL_MAPS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "nodeSelector"),
+            List.of("drainreports.nodeops.cks.dev", "nodeSelector"));
     private static final long LABEL_VALUE_MAX_LENGTH = 63;
 
     @Override
