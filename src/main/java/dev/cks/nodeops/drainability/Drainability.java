@@ -36,7 +36,7 @@ public final class Drainability {
         OptedOut,
         /** A PodDisruptionBudget allows no disruption of a pod on the node. */
         PodDisruptionBudget,
-        /** A budget needs replacements to become Ready first, and they fit on no other node (pinned, no room, taints). */
+        /** A budget allows some disruptions, too few, and the replacements it waits for fit on no other node (pinned, no room, taints). */
         NoRoomForReplacements,
         /** A pod no controller manages (the drain would lose it; force: true lets it go). */
         BarePod,
@@ -103,7 +103,10 @@ public final class Drainability {
                 reading.pods(), Drainability::workloadOf);
         PreflightPrediction.predict(verdicts, reading.budgets(), Map.of(), Draining.ONE_AT_A_TIME, replacements).budgets().stream()
                 .filter(PreflightPrediction.BudgetPressure::blocks).forEach(budget -> {
-                    causes.add(budget.unschedulable() != null ? Cause.NoRoomForReplacements : Cause.PodDisruptionBudget);
+                    // A budget that allows no disruption blocks whatever the scheduler could do: no replacement is made
+                    // before a pod goes. Only a budget that allows some is held up by replacements with nowhere to go.
+                    boolean homeless = budget.unschedulable() != null && budget.numbers().disruptionsAllowed() > 0;
+                    causes.add(homeless ? Cause.NoRoomForReplacements : Cause.PodDisruptionBudget);
                     reasons.add(budget.describe());
                 });
         return new Verdict(name, causes, reasons);
