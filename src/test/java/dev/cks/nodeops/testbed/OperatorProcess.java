@@ -180,6 +180,25 @@ public final class OperatorProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** CPU time the process has used so far (utime + stime of /proc/<pid>/stat), in seconds. */
+    public double cpuSeconds() throws IOException {
+        String[] stat = Files.readString(Path.of("/proc/" + pid() + "/stat")).replaceAll("^.*\\) ", "").split(" ");
+        // utime and stime are fields 14 and 15 of the line, 12 and 13 after "(comm) "; clock ticks of 1/100 s
+        return (Long.parseLong(stat[11]) + Long.parseLong(stat[12])) / 100.0;
+    }
+
+    /** The kB fields of /proc/<pid>/status (VmRSS, VmHWM, …), by name. */
+    public Map<String, Long> procStatus() throws IOException {
+        Map<String, Long> kb = new java.util.TreeMap<>();
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid() + "/status"))) {
+            String[] parts = line.split(":\\s+");
+            if (parts.length == 2 && parts[1].endsWith(" kB")) {
+                kb.put(parts[0], Long.parseLong(parts[1].replace(" kB", "").strip()));
+            }
+        }
+        return kb;
+    }
+
     public boolean isAlive() {
         return process.isAlive();
     }

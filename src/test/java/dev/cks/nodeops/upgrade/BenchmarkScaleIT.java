@@ -397,20 +397,11 @@ class BenchmarkScaleIT {
         }
 
         private double cpuSeconds() throws IOException {
-            String[] stat = Files.readString(Path.of("/proc/" + operator.pid() + "/stat")).replaceAll("^.*\\) ", "").split(" ");
-            // utime and stime are fields 14 and 15 of the line, 12 and 13 after "(comm) "; clock ticks of 1/100 s
-            return (Long.parseLong(stat[11]) + Long.parseLong(stat[12])) / 100.0;
+            return operator.cpuSeconds();
         }
 
         private Map<String, Long> procStatus() throws IOException {
-            Map<String, Long> kb = new TreeMap<>();
-            for (String line : Files.readAllLines(Path.of("/proc/" + operator.pid() + "/status"))) {
-                String[] parts = line.split(":\\s+");
-                if (parts.length == 2 && parts[1].endsWith(" kB")) {
-                    kb.put(parts[0], Long.parseLong(parts[1].replace(" kB", "").strip()));
-                }
-            }
-            return kb;
+            return operator.procStatus();
         }
     }
 
