@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 import dev.cks.nodeops.common.Conditions;
@@ -23,8 +24,21 @@ public final class DrainabilityPass {
     public static final String DRAINABLE_EVENT = "NodeDrainable";
     public static final String READ_FAILED = "ReadFailed";
 
-    /** What the reconciler does with the resource afterwards; no delay means wait for a spec change. */
-    public record Outcome(DrainReportStatus status, Optional<Duration> rescheduleAfter) {
+    /**
+     * A Node's change wakes a report at once, but not twice within this: a hundred nodes joining in a minute
+     * make a few passes, not a hundred. A spec change always runs at once.
+     */
+    static final Duration MIN_BETWEEN_PASSES = Duration.ofSeconds(10);
+
+    /**
+     * What the reconciler does with the resource afterwards; no delay means wait for a spec change.
+     *
+     * @param deferred nothing was done (a wake too soon after the last pass): the status is unchanged and need not be written
+     */
+    public record Outcome(DrainReportStatus status, Optional<Duration> rescheduleAfter, boolean deferred) {
+        Outcome(DrainReportStatus status, Optional<Duration> rescheduleAfter) {
+            this(status, rescheduleAfter, false);
+        }
     }
 
     private final Clock clock;
@@ -45,6 +59,10 @@ public final class DrainabilityPass {
         String name = report.getMetadata().getName();
         Long generation = report.getMetadata().getGeneration();
         Instant startedAt = clock.instant();
+        Optional<Duration> tooSoon = tooSoon(status, generation, startedAt);
+        if (tooSoon.isPresent()) {
+            return new Outcome(status, tooSoon, true);
+        }
         status.setObservedGeneration(generation);
         Duration interval = Duration.ofSeconds(spec.getIntervalSeconds() == null ? 300 : spec.getIntervalSeconds());
         DrainAssumptions assumptions = spec.getDrain() == null ? new DrainAssumptions() : spec.getDrain();
@@ -102,6 +120,15 @@ public final class DrainabilityPass {
         lastRun.setPods(read.reading().pods().size());
         status.setLastRun(lastRun);
         return new Outcome(status, Optional.of(interval));
+    }
+
+    /** How long to wait when the last pass of the same spec started less than {@link #MIN_BETWEEN_PASSES} ago. */
+    private static Optional<Duration> tooSoon(DrainReportStatus status, Long generation, Instant now) {
+        if (status.getLastRun() == null || status.getLastRun().getStartedAt() == null || !Objects.equals(status.getObservedGeneration(), generation)) {
+            return Optional.empty();
+        }
+        Instant notBefore = Timestamps.parse(status.getLastRun().getStartedAt()).plus(MIN_BETWEEN_PASSES);
+        return notBefore.isAfter(now) ? Optional.of(Duration.between(now, notBefore)) : Optional.empty();
     }
 
     private void announce(DrainReport report, BlockedNodes.Plan plan, int maxEvents) {

@@ -82,7 +82,7 @@ class BenchmarkDrainReportIT {
             owners.add(owner.getMetadata().getUid());
             PodDisruptionBudgetBuilder budget = new PodDisruptionBudgetBuilder().withNewMetadata().withName("app-" + w).endMetadata()
                     .withNewSpec().withNewSelector().addToMatchLabels("app", "app-" + w).endSelector().endSpec();
-            budget.editSpec().withMaxUnavailable(new IntOrString(w == 0 ? "0" : "10%")).endSpec();
+            budget.editSpec().withMaxUnavailable(w == 0 ? new IntOrString(0) : new IntOrString("10%")).endSpec();
             client.policy().v1().podDisruptionBudget().inNamespace(namespace).resource(budget.build()).create();
         }
         bindPods(owners);

@@ -133,6 +133,24 @@ class DrainabilityPassTest {
     }
 
     @Test
+    void aWakeSoonAfterAPassWaitsForTheRestOfTheGapAndASpecChangeDoesNot() {
+        reads(new ClusterShapes().workers("w-1"));
+        DrainabilityPass runner = new DrainabilityPass(time, () -> cluster.get(), events, metrics);
+        report.setStatus(runner.run(report).status());
+        time.advance(Duration.ofSeconds(4));
+
+        DrainabilityPass.Outcome woken = runner.run(report);
+
+        assertThat(woken.deferred()).isTrue();
+        assertThat(woken.rescheduleAfter()).contains(DrainabilityPass.MIN_BETWEEN_PASSES.minusSeconds(4));
+
+        report.getMetadata().setGeneration(2L);
+        DrainabilityPass.Outcome edited = runner.run(report);
+        assertThat(edited.deferred()).isFalse();
+        assertThat(edited.status().getObservedGeneration()).isEqualTo(2L);
+    }
+
+    @Test
     void aPodSelectorThatCannotBeParsedIsRefusedWithTheFieldNamed() {
         reads(new ClusterShapes().workers("w-1"));
         report.getSpec().getDrain().setPodSelector("app in (web");
