@@ -3,6 +3,7 @@ package dev.cks.nodeops.drainability;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.cks.nodeops.common.ListPages;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
@@ -22,9 +23,15 @@ final class ApiClusterReader implements ClusterReader {
     public Read read() {
         AtomicInteger requests = new AtomicInteger();
         Runnable count = requests::incrementAndGet;
-        Drainability.Reading reading = new Drainability.Reading(ListPages.all(client.nodes(), count),
-                ListPages.all(client.pods().inAnyNamespace(), count),
+        Drainability.Reading reading = new Drainability.Reading(ListPages.all(client.nodes(), count, ApiClusterReader::withoutManagedFields),
+                ListPages.all(client.pods().inAnyNamespace(), count, ApiClusterReader::withoutManagedFields),
                 ListPages.all(client.policy().v1().podDisruptionBudget().inAnyNamespace(), count));
         return new Read(reading, requests.get());
+    }
+
+    /** The server-side-apply bookkeeping is often most of a listed object, and no verdict reads it: dropped page by page. */
+    private static <T extends HasMetadata> T withoutManagedFields(T item) {
+        item.getMetadata().setManagedFields(null);
+        return item;
     }
 }

@@ -47,7 +47,7 @@ public class DrainReportReconciler implements Reconciler<DrainReport> {
 
     @Override
     public List<EventSource<?, DrainReport>> prepareEventSources(EventSourceContext<DrainReport> context) {
-        return List.of(new NodeChanges(nodeCache, () -> context.getPrimaryCache().list(),
+        return List.of(NodeChanges.wakeups(nodeCache, () -> context.getPrimaryCache().list(),
                 context.getControllerConfiguration().getConfigurationService().cacheSyncTimeout()));
     }
 

@@ -90,17 +90,20 @@ public final class Drainability {
                 reasons.add(verdict.reason());
             }
         });
-        // Where replacements could go matters only to a budget (a pod under none goes at once, whatever the
-        // scheduler does later), so only budgeted pods are placed: at 1,000 nodes that is most of a pass's time.
-        Map<String, List<Pod>> budgeted = new LinkedHashMap<>();
+        // Where replacements could go matters only to a budget that allows some disruptions, fewer than the node's pods
+        // under it: it lets the rest go as replacements become Ready. A pod under no budget goes at once, and a budget
+        // at 0 blocks whatever the scheduler could do. Placing only those pods keeps a pass at 1,000 nodes from
+        // replaying the scheduler for every pod of the cluster (docs/benchmarks.md, "DrainReport at 1,000 nodes").
+        Map<String, List<Pod>> waitingForReplacements = new LinkedHashMap<>();
         PreflightPrediction.evicted(verdicts).forEach((n, pods) -> {
-            List<Pod> covered = pods.stream().filter(pod -> !DisruptionBudgets.covering(pod, reading.budgets()).isEmpty()).toList();
-            if (!covered.isEmpty()) {
-                budgeted.put(n, covered);
+            List<Pod> waiting = pods.stream().filter(pod -> DisruptionBudgets.covering(pod, reading.budgets()).stream()
+                    .anyMatch(budget -> exceeded(budget, pods))).toList();
+            if (!waiting.isEmpty()) {
+                waitingForReplacements.put(n, waiting);
             }
         });
-        PreflightPrediction.Replacements replacements = PreflightPrediction.replacements(budgeted, Draining.ONE_AT_A_TIME, reading.nodes(),
-                reading.pods(), Drainability::workloadOf);
+        PreflightPrediction.Replacements replacements = PreflightPrediction.replacements(waitingForReplacements, Draining.ONE_AT_A_TIME,
+                reading.nodes(), reading.pods(), Drainability::workloadOf);
         PreflightPrediction.predict(verdicts, reading.budgets(), Map.of(), Draining.ONE_AT_A_TIME, replacements).budgets().stream()
                 .filter(PreflightPrediction.BudgetPressure::blocks).forEach(budget -> {
                     // A budget that allows no disruption blocks whatever the scheduler could do: no replacement is made
@@ -110,6 +113,12 @@ public final class Drainability {
                     reasons.add(budget.describe());
                 });
         return new Verdict(name, causes, reasons);
+    }
+
+    /** Whether the budget allows some disruptions, but fewer than it would take to evict its pods among these at once. */
+    private static boolean exceeded(PodDisruptionBudget budget, List<Pod> evicted) {
+        int allowed = DisruptionBudgets.numbers(budget).disruptionsAllowed();
+        return allowed > 0 && evicted.stream().filter(pod -> !DisruptionBudgets.covering(pod, List.of(budget)).isEmpty()).count() > allowed;
     }
 
     /** Which of the drain's filters refuses the pod, in the filters' own order. */
