@@ -180,6 +180,20 @@ public final class OperatorProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** The image's JVM options (Dockerfile) and the chart's memory limit as the JVM sees it in that container. */
+    public static List<String> imageJvmOptions(TestBed bed) throws IOException {
+        String dockerfile = Files.readString(bed.projectRoot().resolve("Dockerfile"));
+        java.util.regex.Matcher options = java.util.regex.Pattern.compile("JDK_JAVA_OPTIONS=\"([^\"]*)\"").matcher(dockerfile);
+        java.util.regex.Matcher limit = java.util.regex.Pattern.compile("limits: \\{memory: (\\d+)Mi}")
+                .matcher(Files.readString(bed.projectRoot().resolve("deploy/helm/cks-node-operator/values.yaml")));
+        if (!options.find() || !limit.find()) {
+            throw new IllegalStateException("the Dockerfile's JDK_JAVA_OPTIONS or the chart's memory limit cannot be read");
+        }
+        List<String> jvm = new ArrayList<>(List.of(options.group(1).split("\\s+")));
+        jvm.add("-XX:MaxRAM=" + limit.group(1) + "m");
+        return jvm;
+    }
+
     /** CPU time the process has used so far (utime + stime of /proc/<pid>/stat), in seconds. */
     public double cpuSeconds() throws IOException {
         String[] stat = Files.readString(Path.of("/proc/" + pid() + "/stat")).replaceAll("^.*\\) ", "").split(" ");

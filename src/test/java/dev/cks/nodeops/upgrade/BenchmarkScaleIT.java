@@ -325,16 +325,8 @@ class BenchmarkScaleIT {
 
     // ---- measuring ------------------------------------------------------------------------
 
-    /** The image's JVM options (Dockerfile) and the chart's memory limit as the JVM sees it in that container. */
     private List<String> imageJvmOptions() throws IOException {
-        String dockerfile = Files.readString(bed.projectRoot().resolve("Dockerfile"));
-        Matcher options = Pattern.compile("JDK_JAVA_OPTIONS=\"([^\"]*)\"").matcher(dockerfile);
-        Matcher limit = Pattern.compile("limits: \\{memory: (\\d+)Mi}").matcher(Files.readString(bed.projectRoot().resolve("deploy/helm/cks-node-operator/values.yaml")));
-        assertThat(options.find()).as("the Dockerfile's JDK_JAVA_OPTIONS").isTrue();
-        assertThat(limit.find()).as("the chart's memory limit").isTrue();
-        List<String> jvm = new ArrayList<>(List.of(options.group(1).split("\\s+")));
-        jvm.add("-XX:MaxRAM=" + limit.group(1) + "m");
-        return jvm;
+        return OperatorProcess.imageJvmOptions(bed);
     }
 
     record Sample(Instant at, long auditOffset, double cpuSeconds, double reconciles, long logLength) {
