@@ -1,5 +1,5 @@
--- Argo CD health of the operator's kinds (NodeUpgrade, ScaleDown, VMMapAudit), read from their status only.
--- One script for the three: Argo CD hands it the object as `obj` and takes the table it returns.
+-- Argo CD health of the operator's kinds (NodeUpgrade, ScaleDown, VMMapAudit, DrainReport), read from their status only.
+-- One script for the four: Argo CD hands it the object as `obj` and takes the table it returns.
 -- docs/gitops.md shows where it goes; ArgoCdHealthTest runs it on statuses the operator writes.
 local hs = { status = "Progressing", message = "Waiting for the operator to pick it up" }
 if obj.status == nil or obj.status.phase == nil then
@@ -29,6 +29,17 @@ if obj.kind == "VMMapAudit" then
   if phase == "InSync" or phase == "Skipped" then
     hs.status = "Healthy"
   elseif phase == "DriftFound" or phase == "Error" then
+    hs.status = "Degraded"
+  elseif phase == "Suspended" then
+    hs.status = "Suspended"
+  end
+  return hs
+end
+if obj.kind == "DrainReport" then
+  -- Blocked nodes are what it reports, not a fault of the report: it is Healthy while its passes run.
+  if phase == "Drainable" or phase == "Blocked" then
+    hs.status = "Healthy"
+  elseif phase == "Error" then
     hs.status = "Degraded"
   elseif phase == "Suspended" then
     hs.status = "Suspended"
