@@ -24,22 +24,18 @@ local function isTrue(conditionType)
 end
 local phase = status.phase
 hs.message = status.message or phase
-if obj.kind == "VMMapAudit" then
-  -- Skipped: nothing compared on purpose (the cluster is not Running, or not managed by CloudStack).
-  if phase == "InSync" or phase == "Skipped" then
+-- The kinds that run again and again: which of their phases are Healthy and which Degraded. Skipped: an audit
+-- compared nothing on purpose (the cluster is not Running, or not managed by CloudStack); Blocked: nodes a report
+-- names are what it reports, not a fault of the report.
+local standing = {
+  VMMapAudit = { healthy = { InSync = true, Skipped = true }, degraded = { DriftFound = true, Error = true } },
+  DrainReport = { healthy = { Drainable = true, Blocked = true }, degraded = { Error = true } },
+}
+local kind = standing[obj.kind]
+if kind ~= nil then
+  if kind.healthy[phase] then
     hs.status = "Healthy"
-  elseif phase == "DriftFound" or phase == "Error" then
-    hs.status = "Degraded"
-  elseif phase == "Suspended" then
-    hs.status = "Suspended"
-  end
-  return hs
-end
-if obj.kind == "DrainReport" then
-  -- Blocked nodes are what it reports, not a fault of the report: it is Healthy while its passes run.
-  if phase == "Drainable" or phase == "Blocked" then
-    hs.status = "Healthy"
-  elseif phase == "Error" then
+  elseif kind.degraded[phase] then
     hs.status = "Degraded"
   elseif phase == "Suspended" then
     hs.status = "Suspended"

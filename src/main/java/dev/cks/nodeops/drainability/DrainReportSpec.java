@@ -12,10 +12,8 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
-@ValidationRule(value = "!has(self.nodeSelector) || self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + NodeUpgradeSpec.LABEL_KEY + "'))",
-        message = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.'")
-@ValidationRule(value = "!has(self.nodeSelector) || self.nodeSelector.all(k, self.nodeSelector[k].matches('" + NodeUpgradeSpec.LABEL_VALUE + "'))",
-        message = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
+@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
 public class DrainReportSpec {
     @JsonPropertyDescription("Labels a node must have to be reported; empty reports every node.")
     @Size(max = 64)
