@@ -1,5 +1,5 @@
--- Argo CD health of the operator's kinds (NodeUpgrade, ScaleDown, VMMapAudit), read from their status only.
--- One script for the three: Argo CD hands it the object as `obj` and takes the table it returns.
+-- Argo CD health of the operator's kinds (NodeUpgrade, ScaleDown, VMMapAudit, DrainReport), read from their status only.
+-- One script for the four: Argo CD hands it the object as `obj` and takes the table it returns.
 -- docs/gitops.md shows where it goes; ArgoCdHealthTest runs it on statuses the operator writes.
 local hs = { status = "Progressing", message = "Waiting for the operator to pick it up" }
 if obj.status == nil or obj.status.phase == nil then
@@ -24,11 +24,18 @@ local function isTrue(conditionType)
 end
 local phase = status.phase
 hs.message = status.message or phase
-if obj.kind == "VMMapAudit" then
-  -- Skipped: nothing compared on purpose (the cluster is not Running, or not managed by CloudStack).
-  if phase == "InSync" or phase == "Skipped" then
+-- The kinds that run again and again: which of their phases are Healthy and which Degraded. Skipped: an audit
+-- compared nothing on purpose (the cluster is not Running, or not managed by CloudStack); Blocked: nodes a report
+-- names are what it reports, not a fault of the report.
+local standing = {
+  VMMapAudit = { healthy = { InSync = true, Skipped = true }, degraded = { DriftFound = true, Error = true } },
+  DrainReport = { healthy = { Drainable = true, Blocked = true }, degraded = { Error = true } },
+}
+local kind = standing[obj.kind]
+if kind ~= nil then
+  if kind.healthy[phase] then
     hs.status = "Healthy"
-  elseif phase == "DriftFound" or phase == "Error" then
+  elseif kind.degraded[phase] then
     hs.status = "Degraded"
   elseif phase == "Suspended" then
     hs.status = "Suspended"

@@ -20,6 +20,8 @@ public final class Conditions {
     /** True while a node's drain is blocked past the escalation ladder's Warn step; names the budgets and the pods they hold. */
     public static final String DRAIN_BLOCKED = "DrainBlocked";
     public static final String IN_SYNC = "InSync";
+    /** On a DrainReport: True while every node it reports could be drained now. */
+    public static final String DRAINABLE = "Drainable";
     public static final String CLOUDSTACK_REACHABLE = "CloudStackReachable";
     /** VMMapAudit: whether the operator's view of the Nodes is current (it may list them and its watch runs). */
     public static final String NODES_READABLE = "NodesReadable";

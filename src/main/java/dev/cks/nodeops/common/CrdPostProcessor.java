@@ -22,12 +22,14 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
  */
 public class CrdPostProcessor implements CRDPostProcessor {
     private static final List<String> ORDER = List.of(
-            "Target", "Nodes", "In Sync", "Findings", "Phase", "Progress", "Node", "ETA", "Next Window", "Last Run", "Age", "Message");
+            "Target", "Nodes", "In Sync", "Findings", "Drainable", "Blocked", "Phase", "Progress", "Node", "ETA", "Next Window", "Last Run", "Age",
+            "Message");
     /** Spec fields listing Node names, by CRD. */
     private static final List<List<String>> NODE_NAME_SETS = List.of(List.of("scaledowns.nodeops.cks.dev", "nodeNames"));
     private static final long NODE_NAME_MAX_LENGTH = 253;
     /** Spec fields mapping label keys to values, by CRD: a label value has at most 63 characters (which also bounds their CEL rule's cost). */
-    private static final List<List<String>> LABEL_MAPS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "nodeSelector"));
+    private static final List<List<String>> LABEL_MAPS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "nodeSelector"),
+            List.of("drainreports.nodeops.cks.dev", "nodeSelector"));
     private static final long LABEL_VALUE_MAX_LENGTH = 63;
     /**
      * What each kind is for, and its spec and status, by CRD: the descriptions of its whole schema and of the two
@@ -52,7 +54,15 @@ public class CrdPostProcessor implements CRDPostProcessor {
                             + " once, in status.findings and as an event; it changes nothing.",
                     "Which CKS cluster to audit, how often, and how findings are reported; every field may change, and the next run uses it.",
                     "What the last runs found, written only by the operator: the findings, their counts, the last run, and conditions"
-                            + " (InSync, CloudStackReachable)."));
+                            + " (InSync, CloudStackReachable)."),
+            "drainreports.nodeops.cks.dev", new KindDescriptions(
+                    "Predicts, for every selected node, whether it could be drained now and what would block it (PodDisruptionBudgets"
+                            + " with their numbers, replacements with nowhere to run, bare pods, local storage, opt-outs), on a schedule and"
+                            + " when a selected Node changes; it evicts, cordons and dry-runs nothing.",
+                    "Which nodes to report on, how often, and the drain options to predict with; every field may change, and the next"
+                            + " pass uses it.",
+                    "What the last pass found, written only by the operator: the drainable and blocked counts, the blocked nodes with"
+                            + " their causes (at most 100, longest blocked first), and conditions."));
     private record KindDescriptions(String kind, String spec, String status) {
     }
 

@@ -2,12 +2,10 @@ package dev.cks.nodeops.drain;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.drain.EvictionApi.Answer;
@@ -40,23 +38,14 @@ public final class DrainPreflight {
         PodFilters filters = PodFilters.forOptions(options, now);
         List<Pod> allPods = ListPages.all(client.pods().inAnyNamespace());
         List<Node> allNodes = ListPages.all(client.nodes());
-        Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();
-        Map<String, List<Pod>> evictedByNode = new LinkedHashMap<>();
-        for (String node : nodes) {
-            Map<Pod, PodVerdict> byPod = new LinkedHashMap<>();
-            for (Pod pod : allPods.stream().filter(p -> p.getSpec() != null && node.equals(p.getSpec().getNodeName())).toList()) {
-                PodVerdict verdict = filters.verdict(pod);
-                byPod.put(pod, verdict);
-                if (verdict.action() == PodVerdict.Action.EVICT && pod.getMetadata().getDeletionTimestamp() == null) {
-                    evictedByNode.computeIfAbsent(node, n -> new ArrayList<>()).add(pod);
-                }
-            }
-            verdicts.put(node, byPod);
-        }
+        Map<String, Map<Pod, PodVerdict>> verdicts = PreflightPrediction.verdicts(nodes, PreflightPrediction.podsByNode(allPods), filters);
+        Map<String, List<Pod>> evictedByNode = PreflightPrediction.evicted(verdicts);
         // Plain deletes (disableEviction) bypass budgets, so none can block them.
         List<PodDisruptionBudget> budgets = Boolean.TRUE.equals(options.getDisableEviction()) ? List.of()
                 : ListPages.all(client.policy().v1().podDisruptionBudget().inAnyNamespace());
-        PreflightPrediction.Replacements replacements = replacements(evictedByNode, draining, allNodes, allPods);
+        Map<String, String> replicaSetOwners = new HashMap<>();
+        PreflightPrediction.Replacements replacements = PreflightPrediction.replacements(evictedByNode, draining, allNodes, allPods,
+                pod -> workloadOf(pod, replicaSetOwners));
         // Missing answers read as "no answer" and do not count as blocks.
         boolean disableEviction = Boolean.TRUE.equals(options.getDisableEviction());
         Map<String, Answer> answers = new LinkedHashMap<>();
@@ -64,22 +53,6 @@ public final class DrainPreflight {
                 pod -> evictions.remove(NodeDrainer.refOf(pod), options.getGracePeriodSeconds(), true, disableEviction), DRY_RUN_TIMEOUT)
                 .forEach((pod, answer) -> answers.put(PodFilters.name(pod), answer));
         return PreflightPrediction.predict(verdicts, budgets, answers, draining, replacements);
-    }
-
-    /** Where each evicted pod's replacement could go while its group of nodes is drained, and the workload it belongs to. */
-    private PreflightPrediction.Replacements replacements(Map<String, List<Pod>> evictedByNode, Draining draining, List<Node> allNodes,
-            List<Pod> allPods) {
-        Map<String, ReplacementPlacement.Verdict> byPod = new LinkedHashMap<>();
-        if (draining == Draining.TOGETHER) {
-            byPod.putAll(ReplacementPlacement.place(evictedByNode.values().stream().flatMap(List::stream).toList(), evictedByNode.keySet(),
-                    allNodes, allPods));
-        } else {
-            evictedByNode.forEach((node, pods) -> byPod.putAll(ReplacementPlacement.place(pods, Set.of(node), allNodes, allPods)));
-        }
-        Map<String, String> workloads = new HashMap<>();
-        Map<String, String> replicaSetOwners = new HashMap<>();
-        evictedByNode.values().stream().flatMap(List::stream).forEach(pod -> workloads.put(PodFilters.name(pod), workloadOf(pod, replicaSetOwners)));
-        return new PreflightPrediction.Replacements(byPod, workloads);
     }
 
     /** "Deployment ns/name" for a pod of a Deployment's ReplicaSet, else its controller, else the pod itself. */

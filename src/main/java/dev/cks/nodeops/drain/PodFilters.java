@@ -113,12 +113,12 @@ public final class PodFilters {
         return "Succeeded".equals(phase) || "Failed".equals(phase);
     }
 
-    static OwnerReference controllerOf(Pod pod) {
+    public static OwnerReference controllerOf(Pod pod) {
         List<OwnerReference> owners = pod.getMetadata().getOwnerReferences();
         return owners == null ? null : owners.stream().filter(o -> Boolean.TRUE.equals(o.getController())).findFirst().orElse(null);
     }
 
-    static String name(Pod pod) {
+    public static String name(Pod pod) {
         return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
     }
 }

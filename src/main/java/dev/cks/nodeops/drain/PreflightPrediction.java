@@ -1,15 +1,18 @@
 package dev.cks.nodeops.drain;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import dev.cks.nodeops.drain.BlockedByReport.BudgetNumbers;
 import dev.cks.nodeops.drain.EvictionApi.Answer;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 
@@ -96,6 +99,55 @@ public final class PreflightPrediction {
     }
 
     private PreflightPrediction() {
+    }
+
+    /** The pods bound to each node, from one list of every pod. */
+    public static Map<String, List<Pod>> podsByNode(List<Pod> allPods) {
+        Map<String, List<Pod>> byNode = new LinkedHashMap<>();
+        allPods.stream().filter(p -> p.getSpec() != null && p.getSpec().getNodeName() != null)
+                .forEach(p -> byNode.computeIfAbsent(p.getSpec().getNodeName(), n -> new ArrayList<>()).add(p));
+        return byNode;
+    }
+
+    /** Each node's pods with the filters' verdicts, in the order of the nodes given. */
+    public static Map<String, Map<Pod, PodVerdict>> verdicts(Collection<String> nodes, Map<String, List<Pod>> podsByNode, PodFilters filters) {
+        Map<String, Map<Pod, PodVerdict>> verdicts = new LinkedHashMap<>();
+        for (String node : nodes) {
+            Map<Pod, PodVerdict> byPod = new LinkedHashMap<>();
+            podsByNode.getOrDefault(node, List.of()).forEach(pod -> byPod.put(pod, filters.verdict(pod)));
+            verdicts.put(node, byPod);
+        }
+        return verdicts;
+    }
+
+    /** Per node, the pods the drain would evict (not those already being deleted); nodes with none are left out. */
+    public static Map<String, List<Pod>> evicted(Map<String, Map<Pod, PodVerdict>> verdicts) {
+        Map<String, List<Pod>> evictedByNode = new LinkedHashMap<>();
+        verdicts.forEach((node, pods) -> pods.forEach((pod, verdict) -> {
+            if (verdict.action() == PodVerdict.Action.EVICT && pod.getMetadata().getDeletionTimestamp() == null) {
+                evictedByNode.computeIfAbsent(node, n -> new ArrayList<>()).add(pod);
+            }
+        }));
+        return evictedByNode;
+    }
+
+    /**
+     * Where each evicted pod's replacement could go while its group of nodes is drained, and the workload it belongs to.
+     *
+     * @param workloadOf e.g. {@code Deployment shop/web} for a pod
+     */
+    public static Replacements replacements(Map<String, List<Pod>> evictedByNode, Draining draining, List<Node> allNodes, List<Pod> allPods,
+            Function<Pod, String> workloadOf) {
+        Map<String, ReplacementPlacement.Verdict> byPod = new LinkedHashMap<>();
+        if (draining == Draining.TOGETHER) {
+            byPod.putAll(ReplacementPlacement.place(evictedByNode.values().stream().flatMap(List::stream).toList(), evictedByNode.keySet(),
+                    allNodes, allPods));
+        } else {
+            evictedByNode.forEach((node, pods) -> byPod.putAll(ReplacementPlacement.place(pods, Set.of(node), allNodes, allPods)));
+        }
+        Map<String, String> workloads = new java.util.HashMap<>();
+        evictedByNode.values().stream().flatMap(List::stream).forEach(pod -> workloads.put(PodFilters.name(pod), workloadOf.apply(pod)));
+        return new Replacements(byPod, workloads);
     }
 
     /**

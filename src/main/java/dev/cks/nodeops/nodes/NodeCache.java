@@ -31,8 +31,8 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 
 /**
- * The operator's one cache of the cluster's Nodes: one informer, whose events wake NodeUpgrades (through
- * their event source) and whose cache the VMMapAudit reads. One informer instead of one per controller means
+ * The operator's one cache of the cluster's Nodes: one informer, whose events wake NodeUpgrades and DrainReports
+ * (through their {@link NodeWakeups}) and whose cache the VMMapAudit reads. One informer instead of one per controller means
  * one first list of every Node at start-up, one watch and one copy: beside 1,000 Nodes the operator's RSS
  * fell by about 20 MiB, and its start-up lost one list of them (docs/benchmarks.md, "Start-up beside 1,000
  * Nodes").

@@ -34,14 +34,19 @@ import io.fabric8.generator.annotation.ValidationRule;
 @ValidationRule(value = "has(self.waitForDrainedWorkloads) == has(oldSelf.waitForDrainedWorkloads) && (!has(self.waitForDrainedWorkloads) || self.waitForDrainedWorkloads == oldSelf.waitForDrainedWorkloads)", message = "spec.waitForDrainedWorkloads cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "!has(self.drain) || !has(self.drain.escalation) || self.drain.escalation.all(s, s.action != 'RollBack')",
         message = "a NodeUpgrade gives a blocked node up with Fail or SkipNode; RollBack is a ScaleDown's")
-@ValidationRule(value = "!has(self.nodeSelector) || self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + NodeUpgradeSpec.LABEL_KEY + "'))",
-        message = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.'")
-@ValidationRule(value = "!has(self.nodeSelector) || self.nodeSelector.all(k, self.nodeSelector[k].matches('" + NodeUpgradeSpec.LABEL_VALUE + "'))",
-        message = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
+@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
 public class NodeUpgradeSpec {
     /** A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters (values: the CRD caps them at 63). */
     static final String LABEL_KEY = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
     static final String LABEL_VALUE = "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$";
+    /** CEL rules of a nodeSelector (this kind's and a DrainReport's), with their messages. */
+    public static final String NODE_SELECTOR_KEYS = "!has(self.nodeSelector) || self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + LABEL_KEY + "'))";
+    public static final String NODE_SELECTOR_KEYS_MESSAGE = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 "
+            + "letters, digits, '-', '_' or '.'";
+    public static final String NODE_SELECTOR_VALUES = "!has(self.nodeSelector) || self.nodeSelector.all(k, self.nodeSelector[k].matches('" + LABEL_VALUE + "'))";
+    public static final String NODE_SELECTOR_VALUES_MESSAGE = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting "
+            + "and ending with a letter or digit";
 
     static final String ONLY_MUTABLE = " while the NodeUpgrade exists; only spec.paused, spec.window and spec.maxUnavailable may"
             + " (and spec.targetVersion of a Continuous one). "

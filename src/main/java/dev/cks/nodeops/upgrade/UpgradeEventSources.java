@@ -1,8 +1,10 @@
 package dev.cks.nodeops.upgrade;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -11,6 +13,7 @@ import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.nodes.NodeReadiness;
+import dev.cks.nodeops.nodes.NodeWakeups;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
@@ -65,9 +68,14 @@ final class UpgradeEventSources {
         return current != null && List.of(current.split(",")).contains(node);
     }
 
+    /** A Node's change wakes the upgrades it concerns ({@link #concerned}), when it changes what they act on ({@link NodeWake}). */
+    static NodeWakeups<NodeUpgrade> nodeWakeups(NodeCache cache, Supplier<Stream<NodeUpgrade>> underWay, Duration syncTimeout) {
+        return new NodeWakeups<>("nodes", cache, NodeWake::of, node -> concerned(node, underWay.get()).stream(), syncTimeout);
+    }
+
     /** The event sources: Nodes (from the operator's {@link NodeCache}) and the upgrade Jobs. */
     static List<EventSource<?, NodeUpgrade>> prepare(EventSourceContext<NodeUpgrade> context, OperatorSettings settings, NodeCache cache) {
-        NodeWakeups nodes = new NodeWakeups(cache, () -> context.getPrimaryCache().list(u -> u.getStatus() == null || !u.getStatus().finished()),
+        NodeWakeups<NodeUpgrade> nodes = nodeWakeups(cache, () -> context.getPrimaryCache().list(u -> u.getStatus() == null || !u.getStatus().finished()),
                 context.getControllerConfiguration().getConfigurationService().cacheSyncTimeout());
         // Our Jobs, by their label, wake the upgrade that owns them when they finish.
         InformerEventSource<Job, NodeUpgrade> jobs = new InformerEventSource<>(InformerEventSourceConfiguration.from(Job.class, NodeUpgrade.class)

@@ -87,7 +87,8 @@ public final class UpgradePlan {
         return nodes.stream().filter(UpgradePlan::isControlPlane).sorted(ORDER).map(UpgradePlan::name).findFirst();
     }
 
-    static boolean selects(Map<String, String> selector, Node node) {
+    /** Whether a NodeUpgrade's (or a DrainReport's) nodeSelector selects the node: every label equal; empty selects all. */
+    public static boolean selects(Map<String, String> selector, Node node) {
         if (selector == null || selector.isEmpty()) {
             return true;
         }

@@ -51,7 +51,7 @@ class ConfigurationDocTest {
                     .forEach(leaf -> missing.put(kind + " spec." + leaf, "no row in " + DOC));
             rows.stream().filter(row -> !fields.contains(row)).forEach(row -> unknown.put(kind + " spec." + row, "not in the CRD"));
         }
-        assertThat(documented.keySet()).as("kinds with rows in %s", DOC).contains("NodeUpgrade", "ScaleDown", "VMMapAudit");
+        assertThat(documented.keySet()).as("kinds with rows in %s", DOC).contains("NodeUpgrade", "ScaleDown", "VMMapAudit", "DrainReport");
         assertThat(missing).as("CRD spec fields %s does not document", DOC).isEmpty();
         assertThat(unknown).as("rows of %s that name no CRD field", DOC).isEmpty();
     }
@@ -94,7 +94,7 @@ class ConfigurationDocTest {
         String prefix = "";
         for (String line : lines.subList(lines.indexOf("## CR fields"), lines.size())) {
             if (line.startsWith("### ")) {
-                kinds = Stream.of("NodeUpgrade", "ScaleDown", "VMMapAudit").filter(line::contains).collect(Collectors.toSet());
+                kinds = Stream.of("NodeUpgrade", "ScaleDown", "VMMapAudit", "DrainReport").filter(line::contains).collect(Collectors.toSet());
                 Matcher field = SECTION_FIELD.matcher(line);
                 prefix = field.find() ? field.group(1) + "." : "";
                 continue;
@@ -135,7 +135,7 @@ class ConfigurationDocTest {
                 crds.add(yaml.readTree(file.toFile()));
             }
         }
-        assertThat(crds).as("CRDs in deploy/crds").hasSize(3);
+        assertThat(crds).as("CRDs in deploy/crds").hasSize(4);
         return crds;
     }
 }

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class CrdDriftIT {
     @ParameterizedTest
-    @ValueSource(strings = {"nodeupgrades", "scaledowns", "vmmapaudits"})
+    @ValueSource(strings = {"nodeupgrades", "scaledowns", "vmmapaudits", "drainreports"})
     void committedCrdMatchesGenerated(String plural) throws IOException {
         String file = plural + ".nodeops.cks.dev-v1.yml";
         Path generated = Path.of("target/kubernetes", file);

@@ -74,7 +74,7 @@ class CrdValidationIT {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "nodeupgrade-maintenance.yaml", "scaledown-maintenance.yaml"})
+    @ValueSource(strings = {"nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "drainreport.yaml", "nodeupgrade-maintenance.yaml", "scaledown-maintenance.yaml"})
     void samplesAreAccepted(String sample) throws IOException {
         GenericKubernetesResource resource = client.getKubernetesSerialization()
                 .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);
@@ -143,6 +143,11 @@ class CrdValidationIT {
                 Arguments.of("ScaleDown", "nodeNames: [a]\n  removal: Delete", "spec.removal: Unsupported value: \"Delete\""),
                 Arguments.of("ScaleDown", "nodeNames: [a]\n  selectionPolicy: FewestPods", "selectionPolicy applies only with count"),
                 Arguments.of("VMMapAudit", "intervalSeconds: 5", "spec.intervalSeconds in body should be greater than or equal to 30"),
+                Arguments.of("DrainReport", "intervalSeconds: 5", "spec.intervalSeconds in body should be greater than or equal to 10"),
+                Arguments.of("DrainReport", "nodeSelector: {'bad key!': a}", "nodeSelector keys must be label keys"),
+                Arguments.of("DrainReport", "nodeSelector: {pool: 'not a value'}", "nodeSelector values must be label values"),
+                Arguments.of("DrainReport", "drain: {force: maybe}", "spec.drain.force in body must be of type boolean"),
+                Arguments.of("DrainReport", "maxEventsPerRun: 0", "spec.maxEventsPerRun in body should be greater than or equal to 1"),
                 Arguments.of("VMMapAudit", "maxEventsPerRun: 0", "spec.maxEventsPerRun in body should be greater than or equal to 1"),
                 Arguments.of("VMMapAudit", "suspend: sometimes", "spec.suspend: Invalid value: \"string\": spec.suspend in body must be of type boolean"),
                 // node names: a set of DNS subdomains, as Node names are

@@ -25,7 +25,7 @@ class OperatorAcceptsSamplesIT {
     void everySampleGetsAcceptedAndObservedGeneration(TestBed bed) throws IOException {
         KubernetesClient client = bed.client();
         try (OperatorProcess ignored = OperatorProcess.start(bed, "accepts-samples", Map.of())) {
-            for (String sample : List.of("nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "nodeupgrade-maintenance.yaml",
+            for (String sample : List.of("nodeupgrade.yaml", "scaledown.yaml", "vmmapaudit.yaml", "drainreport.yaml", "nodeupgrade-maintenance.yaml",
                     "scaledown-maintenance.yaml", "nodeupgrade-continuous.yaml")) {
                 GenericKubernetesResource resource = client.getKubernetesSerialization()
                         .unmarshal(Files.readString(Path.of("config/samples", sample)), GenericKubernetesResource.class);

@@ -21,6 +21,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.cks.nodeops.audit.VMMapAudit;
+import dev.cks.nodeops.drainability.DrainReport;
+import dev.cks.nodeops.drainability.DrainReportStatus;
 import dev.cks.nodeops.audit.VMMapAuditSpec;
 import dev.cks.nodeops.audit.VMMapAuditStatus;
 import dev.cks.nodeops.common.Conditions;
@@ -137,6 +139,21 @@ class ArgoCdHealthTest {
     }
 
     @Test
+    void aDrainReportIsHealthyWhileItsPassesRunBlockedNodesOrNotDegradedOnErrorsAndSuspendedWhenSuspended() throws Exception {
+        Map<DrainReportStatus.Phase, String> expected = Map.of(DrainReportStatus.Phase.Pending, "Progressing", DrainReportStatus.Phase.Drainable,
+                "Healthy", DrainReportStatus.Phase.Blocked, "Healthy", DrainReportStatus.Phase.Error, "Degraded", DrainReportStatus.Phase.Suspended,
+                "Suspended");
+        assertThat(expected).as("every phase of a report").hasSize(DrainReportStatus.Phase.values().length);
+        for (Map.Entry<DrainReportStatus.Phase, String> phase : expected.entrySet()) {
+            DrainReport report = observed(new DrainReport(), "nodes", new DrainReportStatus());
+            report.getStatus().setPhase(phase.getKey());
+            report.getStatus().setMessage("the report is " + phase.getKey());
+
+            assertThat(health(report)).as("phase %s", phase.getKey()).isEqualTo(new Health(phase.getValue(), "the report is " + phase.getKey()));
+        }
+    }
+
+    @Test
     void withoutTheInterpreterTheTestFailsSayingHowToInstallIt() {
         assertThatThrownBy(() -> health("lua5.1-not-installed", upgrade())).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("lua5.1-not-installed is needed").hasMessageContaining("apt-get install lua5.1");
@@ -146,7 +163,7 @@ class ArgoCdHealthTest {
     void theDocsShowThisScriptForEachKind() throws IOException {
         String doc = Files.readString(DOC);
         String indented = Files.readString(SCRIPT).lines().map(line -> line.isEmpty() ? "" : "    " + line).reduce("", (a, b) -> a + b + "\n");
-        for (String kind : List.of("NodeUpgrade", "ScaleDown", "VMMapAudit")) {
+        for (String kind : List.of("NodeUpgrade", "ScaleDown", "VMMapAudit", "DrainReport")) {
             assertThat(doc).as("%s's resource.customizations entry in %s, with %s as it is", kind, DOC, SCRIPT)
                     .contains("  resource.customizations.health.nodeops.cks.dev_" + kind + ": |\n" + indented);
         }

@@ -105,7 +105,7 @@ class ChartUpgradeIT {
     }
 
     private static void waitEstablished(KubernetesClient client) {
-        for (String crd : List.of("nodeupgrades", "scaledowns", "vmmapaudits")) {
+        for (String crd : List.of("nodeupgrades", "scaledowns", "vmmapaudits", "drainreports")) {
             client.apiextensions().v1().customResourceDefinitions().withName(crd + ".nodeops.cks.dev").waitUntilCondition(c -> c.getStatus() != null
                     && c.getStatus().getConditions().stream().anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus())),
                     60, java.util.concurrent.TimeUnit.SECONDS);

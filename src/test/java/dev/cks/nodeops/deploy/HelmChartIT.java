@@ -116,6 +116,7 @@ class HelmChartIT {
                 List.of("patch", "nodeupgrades.nodeops.cks.dev"), List.of("get", "scaledowns.nodeops.cks.dev"),
                 List.of("patch", "scaledowns.nodeops.cks.dev", "--subresource=status"),
                 List.of("patch", "vmmapaudits.nodeops.cks.dev", "--subresource=status"),
+                List.of("list", "drainreports.nodeops.cks.dev"), List.of("patch", "drainreports.nodeops.cks.dev", "--subresource=status"),
                 List.of("create", "events", "-n", "default"),
                 List.of("create", "jobs.batch", "-n", NAMESPACE), List.of("patch", "jobs.batch", "-n", NAMESPACE), List.of("delete", "jobs.batch", "-n", NAMESPACE),
                 List.of("create", "pods", "-n", NAMESPACE),

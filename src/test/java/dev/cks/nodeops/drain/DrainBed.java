@@ -39,7 +39,7 @@ import io.fabric8.kubernetes.client.http.Interceptor;
  * Public for the operation ITs (ScaleDown, NodeUpgrade), which need the same workloads.
  */
 public final class DrainBed {
-    static final String POOL_LABEL = "drain-test.nodeops.cks.dev/pool";
+    public static final String POOL_LABEL = "drain-test.nodeops.cks.dev/pool";
 
     final TestBed bed;
     final KubernetesClient client;
@@ -115,7 +115,7 @@ public final class DrainBed {
                 .endSpec().build()).create();
     }
 
-    Pod barePod(String name, String node, List<String> finalizers) {
+    public Pod barePod(String name, String node, List<String> finalizers) {
         return client.pods().inNamespace(namespace).resource(new PodBuilder()
                 .withNewMetadata().withName(name).addToLabels("app", name).withFinalizers(finalizers).endMetadata()
                 .withSpec(new PodSpecBuilder(podSpec(false)).withNodeName(node).build()).build()).create();

@@ -43,10 +43,10 @@ class AlertRulesIT {
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         String promtool = lastLine(run("bash", "hack/testbed.sh", "promtool"));
 
-        assertThat(run(promtool, "check", "rules", WORK.resolve("rules.yaml").toString())).contains("SUCCESS: 6 rules found");
+        assertThat(run(promtool, "check", "rules", WORK.resolve("rules.yaml").toString())).contains("SUCCESS: 7 rules found");
         String tests = Files.readString(WORK.resolve("alerts-test.yaml"));
         for (String alert : List.of("CksOperatorDown", "CksDrainBlocked", "CksOperationFailed", "CksVmMapDrift", "CksVmMapAuditStale",
-                "CksCloudStackCredentialsRejected")) {
+                "CksCloudStackCredentialsRejected", "CksNodeUndrainable")) {
             assertThat(rendered).contains("alert: " + alert);
             assertThat(tests).as("a test of %s", alert).contains("alertname: " + alert);
         }

@@ -233,6 +233,8 @@ public class MetricsDocTest {
         new OperationMetrics(registry).nodeStep("ScaleDown", "drain", Duration.ofSeconds(3));
         new OperationMetrics(registry).evictionAnswered("ScaleDown", "evicted");
         new AuditMetrics(registry).recordComparison("cluster", Duration.ofMillis(40), true);
+        new dev.cks.nodeops.drainability.DrainabilityMetrics(registry).publish("nodes",
+                List.of(new dev.cks.nodeops.drainability.Drainability.Verdict("w1", Set.of(), List.of())));
         CloudStackApiMetrics cloudStack = new CloudStackApiMetrics(registry);
         cloudStack.recordRequest("listVirtualMachines", CloudStackApiMetrics.SUCCESS, Duration.ofMillis(5));
         cloudStack.recordRetry("listVirtualMachines");

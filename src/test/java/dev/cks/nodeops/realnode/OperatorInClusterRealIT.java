@@ -131,7 +131,7 @@ class OperatorInClusterRealIT {
     @Test
     @Order(3)
     void theCrdsComeFromTheChartAndAreServed() {
-        for (String crd : List.of("nodeupgrades", "scaledowns", "vmmapaudits")) {
+        for (String crd : List.of("nodeupgrades", "scaledowns", "vmmapaudits", "drainreports")) {
             var definition = client.apiextensions().v1().customResourceDefinitions().withName(crd + ".nodeops.cks.dev").get();
             assertThat(definition).as(crd).isNotNull();
             assertThat(definition.getStatus().getConditions()).anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
@@ -261,7 +261,7 @@ class OperatorInClusterRealIT {
         client.resource(audit).create();
         bed.tool("helm", "uninstall", RELEASE, "-n", NAMESPACE, "--wait");
         Awaitility.await().atMost(Duration.ofSeconds(90)).until(() -> operatorPods().isEmpty());
-        for (String crd : List.of("nodeupgrades", "scaledowns", "vmmapaudits")) {
+        for (String crd : List.of("nodeupgrades", "scaledowns", "vmmapaudits", "drainreports")) {
             assertThat(client.apiextensions().v1().customResourceDefinitions().withName(crd + ".nodeops.cks.dev").get()).as(crd).isNotNull();
         }
         assertThat(client.resources(VMMapAudit.class).withName("real-kept").get()).isNotNull();

@@ -197,6 +197,39 @@ public final class OperatorProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** The image's JVM options (Dockerfile) and the chart's memory limit as the JVM sees it in that container. */
+    public static List<String> imageJvmOptions(TestBed bed) throws IOException {
+        String dockerfile = Files.readString(bed.projectRoot().resolve("Dockerfile"));
+        java.util.regex.Matcher options = java.util.regex.Pattern.compile("JDK_JAVA_OPTIONS=\"([^\"]*)\"").matcher(dockerfile);
+        java.util.regex.Matcher limit = java.util.regex.Pattern.compile("limits: \\{memory: (\\d+)Mi}")
+                .matcher(Files.readString(bed.projectRoot().resolve("deploy/helm/cks-node-operator/values.yaml")));
+        if (!options.find() || !limit.find()) {
+            throw new IllegalStateException("the Dockerfile's JDK_JAVA_OPTIONS or the chart's memory limit cannot be read");
+        }
+        List<String> jvm = new ArrayList<>(List.of(options.group(1).split("\\s+")));
+        jvm.add("-XX:MaxRAM=" + limit.group(1) + "m");
+        return jvm;
+    }
+
+    /** CPU time the process has used so far (utime + stime of /proc/<pid>/stat), in seconds. */
+    public double cpuSeconds() throws IOException {
+        String[] stat = Files.readString(Path.of("/proc/" + pid() + "/stat")).replaceAll("^.*\\) ", "").split(" ");
+        // utime and stime are fields 14 and 15 of the line, 12 and 13 after "(comm) "; clock ticks of 1/100 s
+        return (Long.parseLong(stat[11]) + Long.parseLong(stat[12])) / 100.0;
+    }
+
+    /** The kB fields of /proc/<pid>/status (VmRSS, VmHWM, …), by name. */
+    public Map<String, Long> procStatus() throws IOException {
+        Map<String, Long> kb = new java.util.TreeMap<>();
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid() + "/status"))) {
+            String[] parts = line.split(":\\s+");
+            if (parts.length == 2 && parts[1].endsWith(" kB")) {
+                kb.put(parts[0], Long.parseLong(parts[1].replace(" kB", "").strip()));
+            }
+        }
+        return kb;
+    }
+
     public boolean isAlive() {
         return process.isAlive();
     }

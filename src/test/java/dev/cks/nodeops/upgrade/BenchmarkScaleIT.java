@@ -325,16 +325,8 @@ class BenchmarkScaleIT {
 
     // ---- measuring ------------------------------------------------------------------------
 
-    /** The image's JVM options (Dockerfile) and the chart's memory limit as the JVM sees it in that container. */
     private List<String> imageJvmOptions() throws IOException {
-        String dockerfile = Files.readString(bed.projectRoot().resolve("Dockerfile"));
-        Matcher options = Pattern.compile("JDK_JAVA_OPTIONS=\"([^\"]*)\"").matcher(dockerfile);
-        Matcher limit = Pattern.compile("limits: \\{memory: (\\d+)Mi}").matcher(Files.readString(bed.projectRoot().resolve("deploy/helm/cks-node-operator/values.yaml")));
-        assertThat(options.find()).as("the Dockerfile's JDK_JAVA_OPTIONS").isTrue();
-        assertThat(limit.find()).as("the chart's memory limit").isTrue();
-        List<String> jvm = new ArrayList<>(List.of(options.group(1).split("\\s+")));
-        jvm.add("-XX:MaxRAM=" + limit.group(1) + "m");
-        return jvm;
+        return OperatorProcess.imageJvmOptions(bed);
     }
 
     record Sample(Instant at, long auditOffset, double cpuSeconds, double reconciles, long logLength) {
@@ -397,20 +389,11 @@ class BenchmarkScaleIT {
         }
 
         private double cpuSeconds() throws IOException {
-            String[] stat = Files.readString(Path.of("/proc/" + operator.pid() + "/stat")).replaceAll("^.*\\) ", "").split(" ");
-            // utime and stime are fields 14 and 15 of the line, 12 and 13 after "(comm) "; clock ticks of 1/100 s
-            return (Long.parseLong(stat[11]) + Long.parseLong(stat[12])) / 100.0;
+            return operator.cpuSeconds();
         }
 
         private Map<String, Long> procStatus() throws IOException {
-            Map<String, Long> kb = new TreeMap<>();
-            for (String line : Files.readAllLines(Path.of("/proc/" + operator.pid() + "/status"))) {
-                String[] parts = line.split(":\\s+");
-                if (parts.length == 2 && parts[1].endsWith(" kB")) {
-                    kb.put(parts[0], Long.parseLong(parts[1].replace(" kB", "").strip()));
-                }
-            }
-            return kb;
+            return operator.procStatus();
         }
     }
 

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.nodes.NodeCache;
+import dev.cks.nodeops.nodes.NodeWakeups;
 import dev.cks.nodeops.testing.TestNodes;
 import io.fabric8.kubernetes.api.model.Node;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
@@ -18,12 +19,12 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 /** What a Node event from the cache turns into: wake-ups of the upgrades it concerns, and none for noise. */
 class NodeWakeupsTest {
     private final List<ResourceID> woken = new ArrayList<>();
-    private NodeWakeups wakeups;
+    private NodeWakeups<NodeUpgrade> wakeups;
 
     @BeforeEach
     void wakeups() {
         // The cache itself is not used by the event handling; start, stop and health go to it.
-        wakeups = new NodeWakeups(null, () -> Stream.of(UpgradeEventSourcesTest.upgrade("a", "w1"), UpgradeEventSourcesTest.upgrade("b", "w2,w3")), Duration.ZERO);
+        wakeups = UpgradeEventSources.nodeWakeups(null, () -> Stream.of(UpgradeEventSourcesTest.upgrade("a", "w1"), UpgradeEventSourcesTest.upgrade("b", "w2,w3")), Duration.ZERO);
         wakeups.setEventHandler(event -> woken.add(event.getRelatedCustomResourceID()));
     }
 

@@ -28,19 +28,19 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
  * Hundreds of KWOK nodes and thousands of pods at once, and NodeUpgrades of a pool of them: the bed of the scale
  * benchmark ({@link BenchmarkScaleIT}) and of the status-size tests ({@link StatusSizeRun}). Nodes carry {@link #POOL}.
  */
-final class ScaleBed {
-    static final String POOL = "scale-bench.nodeops.cks.dev/pool";
+public final class ScaleBed {
+    public static final String POOL = "scale-bench.nodeops.cks.dev/pool";
 
     private final KubernetesClient client;
     private final String nodeTemplate;
 
-    ScaleBed(TestBed bed) {
+    public ScaleBed(TestBed bed) {
         this.client = bed.client();
         this.nodeTemplate = bed.testbed(Duration.ofMinutes(1), "node-manifest", "__SCALE_NODE__", "node", "__SCALE_VERSION__");
     }
 
     /** KWOK workers at the version with the labels, created 8 at a time; returns their names. */
-    List<String> createNodes(int count, String version, Map<String, String> labels) throws Exception {
+    public List<String> createNodes(int count, String version, Map<String, String> labels) throws Exception {
         List<String> names = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
@@ -69,7 +69,7 @@ final class ScaleBed {
     }
 
     /** Until these nodes are Ready: for a bed other tests share, where some of theirs may be NotReady on purpose. */
-    void awaitReady(List<String> names) {
+    public void awaitReady(List<String> names) {
         Set<String> wanted = new HashSet<>(names);
         Awaitility.await(names.size() + " nodes Ready").atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofSeconds(3))
                 .until(() -> ListPages.all(client.nodes()).stream().filter(n -> wanted.contains(n.getMetadata().getName()) && TestBed.isReady(n))
@@ -133,7 +133,7 @@ final class ScaleBed {
     }
 
     /** Retries what a loaded API server refuses for now (429, 5xx, no answer); a 409 means an earlier attempt made it. */
-    static void withRetries(Runnable call) {
+    public static void withRetries(Runnable call) {
         for (int attempt = 1; ; attempt++) {
             try {
                 call.run();

@@ -1,0 +1,51 @@
+package dev.cks.nodeops.drainability;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+
+@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
+@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
+public class DrainReportSpec {
+    @JsonPropertyDescription("Labels a node must have to be reported; empty reports every node.")
+    @Size(max = 64)
+    private Map<String, String> nodeSelector = new LinkedHashMap<>();
+
+    @JsonPropertyDescription("Seconds between two passes over the nodes.")
+    @Default("300")
+    @Min(10)
+    @Max(86400)
+    private Integer intervalSeconds = 300;
+
+    @JsonPropertyDescription("The drain options to predict with: set them as your NodeUpgrades and ScaleDowns set theirs.")
+    private DrainAssumptions drain = new DrainAssumptions();
+
+    @JsonPropertyDescription("Most Warning or Normal events per pass; more changes add one summary event.")
+    @Default("5")
+    @Min(1)
+    @Max(100)
+    private Integer maxEventsPerRun = 5;
+
+    @JsonPropertyDescription("Stop reporting (and exporting cks_node_drainable) until set back to false.")
+    @Default("false")
+    private Boolean suspend = false;
+
+    public Map<String, String> getNodeSelector() { return nodeSelector; }
+    public void setNodeSelector(Map<String, String> nodeSelector) { this.nodeSelector = nodeSelector; }
+    public Integer getIntervalSeconds() { return intervalSeconds; }
+    public void setIntervalSeconds(Integer intervalSeconds) { this.intervalSeconds = intervalSeconds; }
+    public DrainAssumptions getDrain() { return drain; }
+    public void setDrain(DrainAssumptions drain) { this.drain = drain; }
+    public Integer getMaxEventsPerRun() { return maxEventsPerRun; }
+    public void setMaxEventsPerRun(Integer maxEventsPerRun) { this.maxEventsPerRun = maxEventsPerRun; }
+    public Boolean getSuspend() { return suspend; }
+    public void setSuspend(Boolean suspend) { this.suspend = suspend; }
+}
