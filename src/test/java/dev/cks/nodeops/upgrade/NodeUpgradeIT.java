@@ -96,7 +96,11 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         String w3 = bed.worker(FROM);
 
         bed.create("nu-order", script(), spec -> { });
-        NodeUpgrade done = bed.await("nu-order", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+        // The README's recipe: kubectl reads the condition as a metav1.Condition and counts it only when its
+        // observedGeneration is the object's generation (kubectl's wait/condition.go).
+        assertThat(testBed.tool("kubectl", "wait", "--for=condition=Succeeded", "nodeupgrade/nu-order", "--timeout=" + UPGRADE_TIME.toSeconds() + "s"))
+                .contains("nodeupgrade.nodeops.cks.dev/nu-order condition met");
+        NodeUpgrade done = bed.await("nu-order", Duration.ofSeconds(5), phase(NodeUpgradeStatus.Phase.Succeeded));
 
         List<String> planned = done.getStatus().getNodes().stream().map(UpgradeNodeStatus::getName).toList();
         assertThat(planned.get(0)).isEqualTo(control);
