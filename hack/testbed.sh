@@ -27,13 +27,15 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
-HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+HELM_VERSION="${HELM_VERSION:-v4.3.2}"
+# Helm 3 beside it: owners install with either, so the chart is installed and upgraded with both (ChartUpgradeIT).
+HELM3_VERSION="${HELM3_VERSION:-v3.21.4}"
 # crictl for the binaries ISOs' cri-tools/ (the newest cri-tools the Go module proxy serves at or below the bed's minor).
 CRICTL_VERSION="${CRICTL_VERSION:-v1.34.0}"
 # Prometheus 3.16's Go module (its versions are v0.3xx); only promtool is built, for `promtool test rules`.
 PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
 CACHE_ROOT="${CKS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-node-operator}"
-BIN="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION"
+BIN="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 CLUSTERS="$CACHE_ROOT/clusters"
 STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
   cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
@@ -113,6 +115,22 @@ build_installable() { # name module-path version
   mv "$BIN/.gobin/$1" "$BIN/$1"
 }
 
+# Helm is kept apart from the Kubernetes binaries, so that another Helm needs no new control plane: each
+# version is built once into tools/helm-VERSION and linked into the bed's bin directory as helm or helm3.
+helm_linked() { [ "$(readlink "$BIN/$1" 2>/dev/null)" = "$CACHE_ROOT/tools/helm-$3/helm" ]; }
+
+link_helm() { # link-name module version
+  helm_linked "$@" && return 0
+  local dir="$CACHE_ROOT/tools/helm-$3"
+  if [ ! -x "$dir/helm" ]; then
+    say "building helm $3"
+    mkdir -p "$dir"
+    GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$2@$3"
+    mv "$dir/.gobin/helm" "$dir/helm"
+  fi
+  ln -sfn "$dir/helm" "$BIN/$1"
+}
+
 # Test runs side by side may each find a binary missing: one builds while the others wait, then reuse it
 # (two at once would write the same wrapper module and binaries). The lock is held for the build only.
 with_build_lock() {
@@ -120,19 +138,26 @@ with_build_lock() {
   ( flock 9 && "$@" ) 9>"$CACHE_ROOT/build.lock"
 }
 
-cmd_build() { with_build_lock build_bed; }
+# A bed already built starts without the lock: another run may hold it for minutes building other binaries
+# (a real node's older version), and every binary lands under its final name only once complete.
+cmd_build() { bed_built || with_build_lock build_bed; }
+
+bed_built() {
+  local b
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl; do have "$b" || return 1; done
+  helm_linked helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION" && helm_linked helm3 helm.sh/helm/v3/cmd/helm "$HELM3_VERSION"
+}
 
 build_bed() {
   command -v go >/dev/null || { echo "testbed: Go is needed to build the test bed (Go >= 1.24 with access to the Go module proxy)" >&2; exit 1; }
   mkdir -p "$BIN"
-  local missing=0
-  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl helm; do have "$b" || missing=1; done
-  if [ $missing = 0 ]; then say "binaries cached in $BIN"; return 0; fi
+  if bed_built; then say "binaries cached in $BIN"; return 0; fi
   say "building the test bed into $BIN; a cold build takes 10-25 minutes, later runs reuse it"
   build_etcd
   build_installable kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
   build_installable kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$KWOK_VERSION"
-  build_installable helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+  link_helm helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION"
+  link_helm helm3 helm.sh/helm/v3/cmd/helm "$HELM3_VERSION"
   build_kubernetes kube-apiserver kube-controller-manager kube-scheduler kubectl
   say "done: $(ls "$BIN" | tr '\n' ' ')"
 }

@@ -160,6 +160,11 @@ final class UpgradeJobStep {
             String namespace = settings.namespace();
             String jobName = UpgradeJob.name(upgrade.getMetadata().getUid(), node.getName(), attemptKey(upgrade, node));
             Optional<Job> job = jobs.find(namespace, jobName);
+            if (job.isPresent() && node.getJobName() == null) {
+                // Made by a process that stopped before it could record it (killed right after creating it):
+                // recorded now as that process would have, so status, events and the pod's start grace name it.
+                recordJob(upgrade, node, namespace, jobName, Timestamps.parse(job.get().getMetadata().getCreationTimestamp()), now);
+            }
             if (!usesIso || node.getIsoState() == IsoState.Attached) {
                 if (job.isEmpty()) {
                     return createJob(upgrade, node, namespace, jobName, now);
@@ -297,14 +302,18 @@ final class UpgradeJobStep {
         }
         jobs.create(((Made) planned).job());
         KillPoint.NODEUPGRADE_JOB_CREATED.reached();
+        recordJob(upgrade, node, namespace, jobName, now, now);
+        return new Continue(Step.onEvent());
+    }
+
+    private void recordJob(NodeUpgrade upgrade, UpgradeNodeStatus node, String namespace, String jobName, Instant created, Instant now) {
         node.setJobName(jobName);
         node.setJobPodStartedAt(null);
         node.setJobPodNotStartedAt(null);
-        node.setStepStartedAt(Timestamps.format(now));
+        node.setStepStartedAt(Timestamps.format(created == null ? now : created));
         recorder.nodeEvent(upgrade, node.getName(), "Upgrading", "Started upgrade Job " + namespace + "/" + jobName + " on node " + node.getName()
                 + " (" + (node.getAction() == Action.Apply ? "kubeadm upgrade apply" : "kubeadm upgrade node") + ").");
         recorder.progressing(upgrade, "Upgrading", "Upgrading node " + node.getName() + " (" + node.getAction() + ", Job " + jobName + ").", now);
-        return new Continue(Step.onEvent());
     }
 
     /**

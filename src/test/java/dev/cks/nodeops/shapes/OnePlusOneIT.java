@@ -4,22 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import java.util.List;
-import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.cks.nodeops.common.Conditions;
-import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob;
 import dev.cks.nodeops.testbed.OperatorPods;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
 import dev.cks.nodeops.upgrade.NodeUpgrade;
-import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
 import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
-import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus;
 
 /**
@@ -53,7 +49,7 @@ class OnePlusOneIT {
      */
     @Test
     void theLeaderDrainsItsOwnNodeHandsOverAndTheNewLeaderFinishesBothNodes(TestBed bed) throws Exception {
-        try (ShapeBed shape = new ShapeBed(bed, "sh2", 1, 2, FROM)) {
+        try (ShapeBed shape = new ShapeBed(bed, "sh2", 1, 1, 2, FROM)) {
             String worker = shape.workers.get(0);
             assertThat(shape.placement()).as("the scheduler put one replica on each node (toleration, anti-affinity)")
                     .containsExactlyInAnyOrder(shape.control, worker);
@@ -61,7 +57,7 @@ class OnePlusOneIT {
                     .getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
             String first = shape.leaderOn(shape.control);
 
-            NodeUpgrade done = shape.run(upgrade("shape-1p1-two", shape), OnePlusOneIT::ended);
+            NodeUpgrade done = shape.run(shape.scriptUpgrade("shape-1p1-two", TARGET), OnePlusOneIT::ended);
 
             assertUpgradedAndReleased(shape, done);
             List<String> holders = shape.pods.holders();
@@ -93,12 +89,12 @@ class OnePlusOneIT {
      */
     @Test
     void aSingleReplicaEvictsItselfAndItsReplacementFinishesTheUpgrade(TestBed bed) throws Exception {
-        try (ShapeBed shape = new ShapeBed(bed, "sh1", 1, 1, FROM)) {
+        try (ShapeBed shape = new ShapeBed(bed, "sh1", 1, 1, 1, FROM)) {
             assertThat(shape.client.policy().v1().podDisruptionBudget().inNamespace(shape.namespace).list().getItems()).as("no PDB for one replica")
                     .isEmpty();
             String first = shape.leaderOn(shape.placement().get(0));
 
-            NodeUpgrade done = shape.run(upgrade("shape-1p1-one", shape), OnePlusOneIT::ended);
+            NodeUpgrade done = shape.run(shape.scriptUpgrade("shape-1p1-one", TARGET), OnePlusOneIT::ended);
 
             assertUpgradedAndReleased(shape, done);
             List<String> holders = shape.pods.holders();
@@ -112,30 +108,6 @@ class OnePlusOneIT {
 
     private static boolean ended(NodeUpgrade upgrade) {
         return upgrade.getStatus().getPhase() == NodeUpgradeStatus.Phase.Succeeded || upgrade.getStatus().getPhase() == NodeUpgradeStatus.Phase.Failed;
-    }
-
-    /** Both nodes to the target with the chart's script, preflight Fail. */
-    private static NodeUpgrade upgrade(String name, ShapeBed shape) {
-        NodeUpgrade upgrade = new NodeUpgrade();
-        upgrade.getMetadata().setName(name);
-        NodeUpgradeSpec spec = new NodeUpgradeSpec();
-        spec.setTargetVersion(TARGET);
-        spec.setNodeSelector(Map.of(ShapeBed.LABEL, shape.name));
-        UpgradeExecutor executor = new UpgradeExecutor();
-        executor.setType(UpgradeExecutor.Type.Script);
-        UpgradeExecutor.Script script = new UpgradeExecutor.Script();
-        UpgradeExecutor.ConfigMapKeyRef ref = new UpgradeExecutor.ConfigMapKeyRef();
-        ref.setName(shape.fullname + "-upgrade-scripts");
-        ref.setKey("kubeadm");
-        script.setConfigMapRef(ref);
-        executor.setScript(script);
-        spec.setExecutor(executor);
-        spec.setPreflight(Preflight.Fail);
-        spec.setReadyTimeoutSeconds(60);
-        spec.setTimeoutSeconds(900);
-        spec.getDrain().setTimeoutSeconds(180);
-        upgrade.setSpec(spec);
-        return upgrade;
     }
 
     /**

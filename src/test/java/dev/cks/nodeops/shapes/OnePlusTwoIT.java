@@ -7,9 +7,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.scaledown.ScaleDown;
-import dev.cks.nodeops.scaledown.ScaleDownSpec;
 import dev.cks.nodeops.scaledown.ScaleDownStatus;
 import dev.cks.nodeops.testbed.OperatorPods;
 import dev.cks.nodeops.testbed.TestBed;
@@ -35,13 +33,13 @@ class OnePlusTwoIT {
      */
     @Test
     void aScaleDownOfTheWorkerHoldingTheLeaderHandsOverAndRemovesIt(TestBed bed) throws Exception {
-        try (ShapeBed shape = new ShapeBed(bed, "sd2", 2, 2, TestBed.NODE_VERSION)) {
+        try (ShapeBed shape = new ShapeBed(bed, "sd2", 1, 2, 2, TestBed.NODE_VERSION)) {
             List<String> placement = shape.placement();
             assertThat(placement).as("the scheduler put the replicas on two different nodes").hasSize(2).doesNotHaveDuplicates();
             String victim = placement.stream().filter(shape.workers::contains).findFirst().orElseThrow();
             String first = shape.leaderOn(victim);
 
-            ScaleDown done = shape.run(scaleDown("shape-1p2-leader", victim), s -> s.getStatus().getPhase() == ScaleDownStatus.Phase.Succeeded
+            ScaleDown done = shape.run(ShapeBed.scaleDown("shape-1p2-leader", victim), s -> s.getStatus().getPhase() == ScaleDownStatus.Phase.Succeeded
                     || s.getStatus().getPhase() == ScaleDownStatus.Phase.Failed || s.getStatus().getPhase() == ScaleDownStatus.Phase.RolledBack);
 
             assertThat(done.getStatus().getPhase()).as(shape.diagnosis(done)).isEqualTo(ScaleDownStatus.Phase.Succeeded);
@@ -57,16 +55,5 @@ class OnePlusTwoIT {
             assertThat(shape.pods.fewestHealthy()).as("the chart's PDB kept one replica Ready throughout").isGreaterThanOrEqualTo(1);
             shape.assertHandoversClean();
         }
-    }
-
-    private static ScaleDown scaleDown(String name, String node) {
-        ScaleDown scaleDown = new ScaleDown();
-        scaleDown.getMetadata().setName(name);
-        ScaleDownSpec spec = new ScaleDownSpec();
-        spec.setNodeNames(List.of(node));
-        spec.setPreflight(Preflight.Fail);
-        spec.getDrain().setTimeoutSeconds(180);
-        scaleDown.setSpec(spec);
-        return scaleDown;
     }
 }

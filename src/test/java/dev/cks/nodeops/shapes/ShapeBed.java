@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -15,11 +17,17 @@ import org.awaitility.core.ConditionTimeoutException;
 
 import dev.cks.nodeops.common.LeaderElection;
 import dev.cks.nodeops.common.NodeAnnotations;
+import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.PreflightGate;
+import dev.cks.nodeops.scaledown.ScaleDown;
+import dev.cks.nodeops.scaledown.ScaleDownSpec;
 import dev.cks.nodeops.testbed.CloudStackFixture;
 import dev.cks.nodeops.testbed.KubeletUpgradeSimulation;
 import dev.cks.nodeops.testbed.OperatorPods;
 import dev.cks.nodeops.testbed.TestBed;
+import dev.cks.nodeops.upgrade.NodeUpgrade;
+import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
+import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -44,7 +52,9 @@ final class ShapeBed implements AutoCloseable {
     final TestBed bed;
     final KubernetesClient client;
     final String name;
+    /** The first control-plane node: the one a NodeUpgrade runs {@code kubeadm upgrade apply} on. */
     final String control;
+    final List<String> controls = new ArrayList<>();
     final List<String> workers = new ArrayList<>();
     final String namespace;
     final String fullname;
@@ -53,12 +63,22 @@ final class ShapeBed implements AutoCloseable {
     final OperatorPods pods;
     private final List<CustomResource<?, ?>> operations = new ArrayList<>();
 
-    /** The nodes at kubeletVersion, named and labelled after {@code name}, which is also the chart's release. */
-    ShapeBed(TestBed bed, String name, int workerCount, int replicas, String kubeletVersion) throws Exception {
+    /**
+     * The nodes at kubeletVersion, named and labelled after {@code name}, which is also the chart's release. The
+     * control-plane nodes are listed as CKS's first control node is found: oldest creationTimestamp, then name
+     * (nodes made within one second tie on the timestamp).
+     */
+    ShapeBed(TestBed bed, String name, int controlCount, int workerCount, int replicas, String kubeletVersion) throws Exception {
         this.bed = bed;
         this.client = bed.client();
         this.name = name;
-        this.control = bed.addNode(name, true, kubeletVersion).getMetadata().getName();
+        List<Node> made = new ArrayList<>();
+        for (int i = 0; i < controlCount; i++) {
+            made.add(bed.addNode(name, true, kubeletVersion));
+        }
+        made.stream().sorted(Comparator.comparing((Node n) -> Instant.parse(n.getMetadata().getCreationTimestamp()))
+                .thenComparing(n -> n.getMetadata().getName())).forEach(n -> controls.add(n.getMetadata().getName()));
+        this.control = controls.get(0);
         for (int i = 0; i < workerCount; i++) {
             workers.add(bed.addNode(name, false, kubeletVersion).getMetadata().getName());
         }
@@ -74,18 +94,55 @@ final class ShapeBed implements AutoCloseable {
         Files.writeString(script, SCRIPT);
         String secret = cloudStack.operatorProperties().get("cks.cloudstack.secret-name");
         TestBed.recordGrantedSecret(CloudStackFixture.SECRET_NAMESPACE, secret);
-        bed.tool("helm", "install", name, CHART, "-n", namespace, "--set", "replicaCount=" + replicas,
+        // --skip-crds: the bed's CRDs are there already (README, "Install").
+        bed.tool("helm", "install", name, CHART, "-n", namespace, "--skip-crds", "--set", "replicaCount=" + replicas,
                 "--set", "nodeSelector." + LABEL.replace(".", "\\.") + "=" + name, "--set", "cloudstack.secretName=" + secret,
                 "--set-file", "upgrade.scripts.kubeadm=" + script, "--wait", "--timeout", "2m");
         this.kubelets = new KubeletUpgradeSimulation(client, namespace);
         this.pods = new OperatorPods(bed, namespace, Map.of("app.kubernetes.io/name", "cks-node-operator", "app.kubernetes.io/instance", name));
     }
 
-    /** The control-plane node first, then the workers. */
+    /** The control-plane nodes first (the first one first), then the workers. */
     List<String> nodes() {
-        List<String> all = new ArrayList<>(List.of(control));
+        List<String> all = new ArrayList<>(controls);
         all.addAll(workers);
         return all;
+    }
+
+    /** Every node of this shape to the target with the chart's script, preflight Fail. */
+    NodeUpgrade scriptUpgrade(String operation, String target) {
+        NodeUpgrade upgrade = new NodeUpgrade();
+        upgrade.getMetadata().setName(operation);
+        NodeUpgradeSpec spec = new NodeUpgradeSpec();
+        spec.setTargetVersion(target);
+        spec.setNodeSelector(Map.of(LABEL, name));
+        UpgradeExecutor executor = new UpgradeExecutor();
+        executor.setType(UpgradeExecutor.Type.Script);
+        UpgradeExecutor.Script script = new UpgradeExecutor.Script();
+        UpgradeExecutor.ConfigMapKeyRef ref = new UpgradeExecutor.ConfigMapKeyRef();
+        ref.setName(fullname + "-upgrade-scripts");
+        ref.setKey("kubeadm");
+        script.setConfigMapRef(ref);
+        executor.setScript(script);
+        spec.setExecutor(executor);
+        spec.setPreflight(Preflight.Fail);
+        spec.setReadyTimeoutSeconds(60);
+        spec.setTimeoutSeconds(900);
+        spec.getDrain().setTimeoutSeconds(180);
+        upgrade.setSpec(spec);
+        return upgrade;
+    }
+
+    /** Removes one node, preflight Fail. */
+    static ScaleDown scaleDown(String operation, String node) {
+        ScaleDown scaleDown = new ScaleDown();
+        scaleDown.getMetadata().setName(operation);
+        ScaleDownSpec spec = new ScaleDownSpec();
+        spec.setNodeNames(List.of(node));
+        spec.setPreflight(Preflight.Fail);
+        spec.getDrain().setTimeoutSeconds(180);
+        scaleDown.setSpec(spec);
+        return scaleDown;
     }
 
     /** The nodes of the release's pods that are not being deleted. */

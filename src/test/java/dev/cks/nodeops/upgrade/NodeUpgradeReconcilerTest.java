@@ -823,6 +823,9 @@ class NodeUpgradeReconcilerTest {
                     assertThat(nodes.ours(n)).as("our cordon or lock left on " + n).isEmpty();
                     assertThat(nodes.isCordoned(n)).as(n + " left cordoned").isFalse();
                 });
+                assertThat(status.getNodes()).filteredOn(n -> jobs.nodesWithJobs().contains(n.getName()))
+                        .as("each node's Job is named in its status, also one made right before a halt").isNotEmpty()
+                        .allSatisfy(n -> assertThat(n.getJobName()).as(n.getName()).isNotNull());
             }
             assertThat(crash.happened()).as("the operator was halted at " + point.pointName()).isTrue();
         }
