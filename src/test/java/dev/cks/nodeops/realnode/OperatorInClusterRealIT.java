@@ -38,8 +38,9 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
- * The operator as a cluster owner runs it: its image built offline by hack/image.sh, imported into
- * the real node's containerd as on an air-gapped node, installed by the chart, and then driving
+ * The operator as a cluster owner runs it: installed from the offline bundle (hack/bundle.sh) as on an
+ * air-gapped site, its images imported into the real node's containerd, the packaged chart installed with the
+ * bundle's values, and then driving
  * operations from inside the cluster. One ordered scenario, because each step starts from the
  * state the previous one left (an installed release, a running operation).
  */
@@ -75,21 +76,30 @@ class OperatorInClusterRealIT {
         workers.forEach(w -> nodes.add(client.nodes().withName(w).get()));
         cloudStack = CloudStackFixture.forNodes(bed, TestBed.CLUSTER, "CloudManaged", nodes);
 
-        RealImages.build(bed, null);
-        RealImages.importArchive(bed, "target/cks-node-operator-" + ReleaseVersion.current() + ".docker.tar");
+        // Installed as an air-gapped site does it (README, "Air-gapped install"): from the offline bundle, its two
+        // images imported into the node's containerd, the chart from its package with the bundle's values.
+        Path bundle = RealImages.offlineBundle(bed);
+        RealImages.importArchive(bed, bundle.resolve("images/cks-node-operator-" + ReleaseVersion.current() + ".docker.tar").toString());
+        try (var images = Files.list(bundle.resolve("images"))) {
+            for (Path shell : images.filter(p -> p.getFileName().toString().startsWith("upgrade-shell-")).toList()) {
+                RealImages.importArchive(bed, shell.toString());
+            }
+        }
         // As the README's install says: the upgrade Jobs are privileged pods.
         client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(NAMESPACE)
                 .addToLabels("pod-security.kubernetes.io/enforce", "privileged").endMetadata().build()).serverSideApply();
         Path script = bed.projectRoot().resolve("target/realnode-upgrade.sh");
         Files.writeString(script, RealUpgrade.script(bed.realNode("stateDir")));
-        bed.tool("helm", "install", RELEASE, CHART, "-n", NAMESPACE,
-                "--set", "image.pullPolicy=Never", "--set", "replicaCount=1",
+        bed.tool("helm", "install", RELEASE, bundle.resolve("cks-node-operator-" + ReleaseVersion.current() + ".tgz").toString(), "-n", NAMESPACE,
+                "-f", bundle.resolve("values-offline.yaml").toString(), "--set", "replicaCount=1",
                 // Only the real node runs containers: a replica on a KWOK node would only look Running.
                 "--set", "nodeSelector.kubernetes\\.io/hostname=" + realNode,
                 "--set", "cloudstack.secretName=" + cloudStack.operatorProperties().get("cks.cloudstack.secret-name"),
                 "--set", "cloudstack.clusterId=" + cloudStack.cluster().id(),
+                // Not the bundle's upgrade shell: on this machine even root may not enter PID 1's namespaces, and the
+                // bed's shell image makes nsenter -t 1 enter the process playing kubelet.service (docs/real-node.md).
+                // helm test runs the bundle's shell (tests.image from values-offline.yaml).
                 "--set", "upgrade.jobImage=" + bed.realNode("shellImage"),
-                "--set", "tests.image=" + bed.realNode("shellImage"),
                 "--set-file", "upgrade.scripts.realnode=" + script,
                 "--set", "audit.enabled=false",
                 "--wait", "--timeout", "5m");
@@ -253,8 +263,27 @@ class OperatorInClusterRealIT {
         operatorPod();
     }
 
+    /**
+     * The air-gapped promise of the offline bundle: the kubelet found every image of the release on the node (its
+     * "already present on machine"), the operator's and the bundle's shell (helm test's pod) among them, and pulled
+     * none.
+     */
     @Test
     @Order(9)
+    void nothingTheBundleInstalledWasPulledFromARegistry() throws IOException {
+        List<io.fabric8.kubernetes.api.model.Event> events = client.v1().events().inNamespace(NAMESPACE).list().getItems();
+        assertThat(events).as("the kubelet's image events in %s", NAMESPACE).filteredOn(e -> "Pulling".equals(e.getReason())).isEmpty();
+        String shell = Files.readAllLines(RealImages.bundleDirectory(bed).resolve("values-offline.yaml")).stream()
+                .filter(l -> l.strip().startsWith("image: \"cks-node-operator/upgrade-shell:")).findFirst().orElseThrow()
+                .replaceFirst(".*image: \"([^\"]+)\".*", "$1");
+        List<String> present = events.stream().filter(e -> "Pulled".equals(e.getReason()) && e.getMessage().contains("already present on machine"))
+                .map(io.fabric8.kubernetes.api.model.Event::getMessage).toList();
+        assertThat(present).as("the operator's image found on the node").anyMatch(m -> m.contains("\"" + IMAGE + "\""));
+        assertThat(present).as("the bundle's shell found on the node (helm test's pod)").anyMatch(m -> m.contains("\"" + shell + "\""));
+    }
+
+    @Test
+    @Order(10)
     void helmUninstallLeavesTheCrdsAndTheCustomResources() {
         VMMapAudit audit = new VMMapAudit();
         audit.getMetadata().setName("real-kept");

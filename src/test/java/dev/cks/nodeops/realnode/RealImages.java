@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import dev.cks.nodeops.deploy.ReleaseVersion;
 import dev.cks.nodeops.testbed.TestBed;
 
 /** The operator's image as users build it (hack/image.sh) and import it on an air-gapped node. */
@@ -20,6 +21,28 @@ final class RealImages {
             builder.environment().put("IMAGE_TAG", tag);
         }
         run(bed, builder, "hack/image.sh");
+    }
+
+    /**
+     * The offline bundle as an air-gapped site gets it: built by hack/bundle.sh, unpacked into target/realnode-bundle,
+     * checked with its SHA256SUMS. Returns the unpacked directory.
+     */
+    static Path offlineBundle(TestBed bed) throws IOException, InterruptedException {
+        run(bed, new ProcessBuilder(List.of("bash", "hack/bundle.sh")), "hack/bundle.sh");
+        String name = "cks-node-operator-" + ReleaseVersion.current() + "-offline";
+        Path unpacked = bed.projectRoot().resolve("target/realnode-bundle");
+        run(bed, new ProcessBuilder(List.of("rm", "-rf", unpacked.toString())), "rm");
+        Files.createDirectories(unpacked);
+        run(bed, new ProcessBuilder(List.of("tar", "-xzf", bed.projectRoot().resolve("target/" + name + ".tar.gz").toString(), "-C",
+                unpacked.toString())), "unpacking the bundle");
+        Path bundle = bundleDirectory(bed);
+        run(bed, new ProcessBuilder(List.of("sh", "-c", "cd '" + bundle + "' && sha256sum -c SHA256SUMS")), "sha256sum -c SHA256SUMS");
+        return bundle;
+    }
+
+    /** Where {@link #offlineBundle} unpacked the bundle. */
+    static Path bundleDirectory(TestBed bed) {
+        return bed.projectRoot().resolve("target/realnode-bundle/cks-node-operator-" + ReleaseVersion.current() + "-offline");
     }
 
     /** `ctr images import` into the real node's containerd. */
