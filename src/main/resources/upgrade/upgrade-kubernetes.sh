@@ -7,11 +7,12 @@
 # operator ships this copy (ConfigMap cks-node-operator-upgrade-script) and runs it in the host's
 # namespaces after attaching the version's binaries ISO to the node's VM.
 #
-# Usage: upgrade-kubernetes.sh <version> <isFirstControl> <isOld> <ejectIso>
+# Usage: upgrade-kubernetes.sh <version> <isFirstControl> <isOld> <ejectIso> [applyAddons]
 #   version         e.g. 1.33.4
 #   isFirstControl  true on the first control-plane node: `kubeadm upgrade apply`; else `kubeadm upgrade node`
 #   isOld           true for clusters set up before kubeadm had `upgrade node` (< 1.15): `upgrade node config`
 #   ejectIso        true to eject the ISO from the guest when done (the operator detaches it through the API)
+#   applyAddons     ours, not CKS's: false leaves the ISO's addon manifests alone (spec.executor.cloudStackIso.applyAddons); default true
 #
 # Where it differs from CKS's script, and why:
 # - it fails (and says why) when no binaries ISO is found, where CKS's goes on without one and ends 0;
@@ -44,6 +45,7 @@ VERSION="${VERSION#v}"
 IS_FIRST_CONTROL="${2:-false}"
 IS_OLD="${3:-false}"
 EJECT_ISO="${4:-false}"
+APPLY_ADDONS="${5:-true}"
 MOUNT_DIR=/mnt/k8sdisk
 BIN_DIR=/opt/bin
 # As CKS's script: wait up to 10 × 5 s for the ISO to show up in the guest.
@@ -177,10 +179,15 @@ apply_addon() { # manifest file name in the ISO
   done
 }
 if [ "$IS_FIRST_CONTROL" = true ]; then
+  if [ "$APPLY_ADDONS" != true ]; then
+    addon network.yaml skipped "applyAddons is false"
+    addon dashboard.yaml skipped "applyAddons is false"
+  else
   if [ -f "$MOUNT_DIR/network.yaml" ]; then apply_addon network.yaml; else addon network.yaml absent; fi
   if [ -f "$MOUNT_DIR/headlamp.yaml" ]; then apply_addon headlamp.yaml
   elif [ -f "$MOUNT_DIR/dashboard.yaml" ]; then apply_addon dashboard.yaml
   else addon dashboard.yaml absent "the ISO has neither headlamp.yaml nor dashboard.yaml"; fi
+  fi
   # Together at the end, where the operator's tail of the log finds them whatever kubectl printed.
   printf '%s\n' "$addons" | sed '/^$/d'
 fi

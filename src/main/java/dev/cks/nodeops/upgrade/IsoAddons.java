@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  */
 public final class IsoAddons {
     /** The marker the script prints, one line per addon; a time stamp or other prefix before it is allowed. */
-    private static final Pattern LINE = Pattern.compile("(?:^|\\s)cks-addon (\\S+) (applied|failed|absent)(?: (.*))?$");
+    private static final Pattern LINE = Pattern.compile("(?:^|\\s)cks-addon (\\S+) (applied|failed|absent|skipped)(?: (.*))?$");
 
     public enum Outcome {
         /** `kubectl apply -f` succeeded. */
@@ -25,7 +25,9 @@ public final class IsoAddons {
         /** It did not (the reason says why); the node is upgraded all the same. */
         failed,
         /** The ISO does not carry the manifest: nothing to apply. */
-        absent
+        absent,
+        /** Not applied because spec.executor.cloudStackIso.applyAddons is false. */
+        skipped
     }
 
     /** One addon manifest and what became of it. */
@@ -39,6 +41,11 @@ public final class IsoAddons {
     public record Report(List<Addon> addons) {
         public boolean known() {
             return !addons.isEmpty();
+        }
+
+        /** Every addon left alone on purpose (spec.executor.cloudStackIso.applyAddons false). */
+        public boolean skipped() {
+            return known() && addons.stream().allMatch(addon -> addon.outcome() == Outcome.skipped);
         }
 
         public List<Addon> failed() {

@@ -36,6 +36,7 @@ final class NodeUpgradePipeline {
     static final String ADDONS_APPLIED = "AddonsApplied";
     static final String ADDON_APPLY_FAILED = "AddonApplyFailed";
     static final String ADDONS_UNKNOWN = "AddonsUnknown";
+    static final String ADDONS_SKIPPED = "AddonsSkipped";
     /** How often a soaking node's drained workloads are looked at again. */
     static final Duration WORKLOADS_RECHECK = Duration.ofSeconds(5);
 
@@ -202,7 +203,7 @@ final class NodeUpgradePipeline {
         node.setAddons(addons.summary());
         String message = IsoAddons.message(node.getName(), settings.namespace() + "/" + node.getJobName(), addons);
         Boolean applied = addons.known() ? addons.failed().isEmpty() : null;
-        String reason = applied == null ? ADDONS_UNKNOWN : applied ? ADDONS_APPLIED : ADDON_APPLY_FAILED;
+        String reason = applied == null ? ADDONS_UNKNOWN : !applied ? ADDON_APPLY_FAILED : addons.skipped() ? ADDONS_SKIPPED : ADDONS_APPLIED;
         recorder.condition(upgrade, Conditions.ADDONS_APPLIED, applied, reason, message, now);
         if (Boolean.TRUE.equals(applied)) {
             recorder.nodeEvent(upgrade, node.getName(), reason, message);

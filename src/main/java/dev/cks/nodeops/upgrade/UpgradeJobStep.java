@@ -362,7 +362,8 @@ final class UpgradeJobStep {
             configMap = CloudStackIsoExecutor.SCRIPT_CONFIGMAP;
             key = CloudStackIsoExecutor.SCRIPT_KEY;
             script = new ScriptTrust.Trusted(ScriptTrust.sha256(CloudStackIsoExecutor.script()));
-            arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction());
+            arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction(),
+                    executor.getCloudStackIso() == null || executor.getCloudStackIso().appliesAddons());
         } else {
             configMap = executor.getScript().getConfigMapRef().getName();
             key = executor.getScript().getConfigMapRef().getKey();

@@ -79,7 +79,7 @@ class IsoAddonsTest {
     void theShippedScriptPrintsTheLinesThisParserReads() {
         String script = CloudStackIsoExecutor.script();
         assertThat(script).contains("cks-addon $*").contains("addon \"$1\" applied").contains("addon \"$1\" failed")
-                .contains("addon network.yaml absent").contains("kubectl --kubeconfig \"$ADMIN_CONF\" apply -f")
+                .contains("addon network.yaml absent").contains("addon network.yaml skipped").contains("APPLY_ADDONS=\"${5:-true}\"").contains("kubectl --kubeconfig \"$ADMIN_CONF\" apply -f")
                 .contains("ADMIN_CONF=/etc/kubernetes/admin.conf");
         assertThat(script.indexOf("apply_addon network.yaml")).as("addons after the kubelet restart")
                 .isGreaterThan(script.indexOf("systemctl restart kubelet"));

@@ -551,6 +551,27 @@ class NodeUpgradeReconcilerTest {
     }
 
     /**
+     * Shape: 1 control-plane node + 2 workers, CloudStackIso, a cluster whose CNI is not the ISO's (applyAddons false).
+     * Other actor: the node script, told so by its fifth argument, which leaves the manifests alone and says so.
+     */
+    @Test
+    void applyAddonsFalseTellsTheScriptAndRecordsTheAddonsAsSkipped() {
+        jobs.log = scriptLogEnding("cks-addon network.yaml skipped applyAddons is false", "cks-addon dashboard.yaml skipped applyAddons is false");
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> {
+            spec.getExecutor().setCloudStackIso(new UpgradeExecutor.CloudStackIso());
+            spec.getExecutor().getCloudStackIso().setApplyAddons(false);
+        });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        List<String> command = jobs.jobOf(CONTROL).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand();
+        assertThat(command.subList(command.size() - 5, command.size())).containsExactly("1.35.4", "true", "false", "false", "false");
+        assertThat(node(CONTROL).getAddons()).isEqualTo("network.yaml skipped (applyAddons is false); dashboard.yaml skipped (applyAddons is false)");
+        assertThat(condition(Conditions.ADDONS_APPLIED).getReason()).isEqualTo("AddonsSkipped");
+    }
+
+    /**
      * Shape: 1 control-plane node + 2 workers. Other actor: a Script executor's own script, which may print anything:
      * only the operator's node script applies addons, so its log is not read on success and no condition is set.
      */
