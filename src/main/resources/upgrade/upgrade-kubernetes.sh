@@ -30,9 +30,9 @@
 # Addons, on the first control-plane node only, after the kubelet runs the new version (as CKS's):
 # - network.yaml (the CNI) whenever the ISO carries it: every revision of Apache CloudStack's script
 #   read for this (docs/upgrade.md, "Addons") applies it on the main control node unconditionally;
-# - headlamp.yaml where the ISO carries one, else dashboard.yaml: the ISO build of newer CloudStack
-#   (apache/cloudstack#12776) ships Headlamp in place of the retired Kubernetes Dashboard, and its script
-#   applies whichever the ISO has. An ISO without either is reported, not an error.
+# - headlamp.yaml where the ISO carries one, else dashboard.yaml: newer CloudStack builds ISOs with
+#   Headlamp in place of the retired Kubernetes Dashboard (apache/cloudstack#12776), so whichever
+#   dashboard the ISO carries is the one its cluster runs. An ISO without either is reported, not an error.
 set -eu
 
 # The script runs with the Job container's environment: PATH is the image's, not the host's.

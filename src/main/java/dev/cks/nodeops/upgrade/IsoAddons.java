@@ -90,8 +90,9 @@ public final class IsoAddons {
         if (report.failed().isEmpty()) {
             return head;
         }
+        // The ISO is detached once the Job ends: the owner takes the file from the target version's ISO.
         return head + " The node is upgraded all the same. Apply " + report.failed().stream().map(Addon::manifest).collect(Collectors.joining(" and "))
-                + " from the ISO by hand: on the node, with the ISO mounted at /mnt/k8sdisk, kubectl --kubeconfig /etc/kubernetes/admin.conf"
-                + " apply -f /mnt/k8sdisk/<file> (kubectl apply may be repeated safely).";
+                + " of the target version's binaries ISO by hand, on the node: kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f <file>"
+                + " (kubectl apply may be repeated safely).";
     }
 }

@@ -70,8 +70,8 @@ class IsoAddonsTest {
 
         assertThat(IsoAddons.message("ctl-1", "ops/upgrade-ctl-1-abc", report))
                 .startsWith("The ISO's addons on node ctl-1: network.yaml failed (no /etc/kubernetes/admin.conf on this node to apply it with).")
-                .contains("The node is upgraded all the same. Apply network.yaml from the ISO by hand")
-                .contains("kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f /mnt/k8sdisk/<file>");
+                .contains("The node is upgraded all the same. Apply network.yaml of the target version's binaries ISO by hand")
+                .contains("kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f <file>");
     }
 
     /** The script prints exactly the lines this class reads; a change on one side without the other fails here. */

@@ -541,8 +541,8 @@ class NodeUpgradeReconcilerTest {
         Condition addons = condition(Conditions.ADDONS_APPLIED);
         assertThat(addons.getStatus()).isEqualTo("False");
         assertThat(addons.getReason()).isEqualTo("AddonApplyFailed");
-        assertThat(addons.getMessage()).contains("Apply network.yaml from the ISO by hand")
-                .contains("kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f /mnt/k8sdisk/<file>");
+        assertThat(addons.getMessage()).contains("Apply network.yaml of the target version's binaries ISO by hand")
+                .contains("kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f <file>");
         assertThat(events.onNode(CONTROL)).anySatisfy(event -> {
             assertThat(event.type()).isEqualTo("Warning");
             assertThat(event.reason()).isEqualTo("AddonApplyFailed");
