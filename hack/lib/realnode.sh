@@ -575,17 +575,22 @@ real_restore_sysctls() {
 # crictl; kubelet.service and 10-kubeadm.conf with /opt/bin; network.yaml and dashboard.yaml.
 # Built offline: the binaries from the Go module proxy (build-node --control-plane), the images
 # from them (real_control_plane_images), CNI from Debian; then `mkisofs -J -R -l`, here xorriso's.
-# The bed's cluster runs no CoreDNS and no kube-proxy DaemonSet, and needs no network or dashboard
-# manifests: their images are left out and the two manifests are empty.
+# The bed's cluster runs no CoreDNS and no kube-proxy DaemonSet and needs no CNI or dashboard (a
+# bridge CNI on the host): the addon manifests hold one ConfigMap each in kube-system instead, named
+# for the file and carrying the ISO's version, harmless and observable once the node script applies
+# them. Both headlamp.yaml and dashboard.yaml are there, as on an ISO built for either, so a run shows
+# which one the script chose. The ISO's file name carries a digest of the manifests: an ISO built
+# before they changed is not used.
 # OMIT (e.g. k8s/kubeadm) leaves one file out, for a test of a broken ISO. Prints the ISO's path.
 real_binaries_iso() { # version [omit]
-  local version=$1 omit=${2:-} bin out stage image ref
+  local version=$1 omit=${2:-} bin out stage image ref addon addons_key
   command -v xorriso >/dev/null || { echo "testbed: a binaries ISO needs xorriso: apt-get install xorriso" >&2; exit 1; }
   bin=$(K8S_VERSION=$version "$0" bin)
   if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kubelet" ] || [ ! -x "$bin/kubectl" ]; then
     K8S_VERSION=$version "$0" build-node --control-plane >&2
   fi
-  out="$REAL_ISOS/setup-$version${omit:+-without-${omit//\//-}}.iso"
+  addons_key=$(for addon in network headlamp dashboard; do real_addon_manifest "$addon" "$version"; done | sha256sum | cut -c1-8)
+  out="$REAL_ISOS/setup-$version-addons-$addons_key${omit:+-without-${omit//\//-}}.iso"
   if [ -f "$out" ]; then echo "$out"; return 0; fi
   say "building the binaries ISO of $version${omit:+ without $omit}"
   mkdir -p "$REAL_ISOS"
@@ -626,14 +631,28 @@ EnvironmentFile=-/etc/default/kubelet
 ExecStart=
 ExecStart=/opt/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
 EOF
-  printf '# The test bed needs no network addon (a bridge CNI on the host).\n' > "$stage/iso/network.yaml"
-  printf '# The test bed installs no dashboard.\n' > "$stage/iso/dashboard.yaml"
+  for addon in network headlamp dashboard; do real_addon_manifest "$addon" "$version" > "$stage/iso/$addon.yaml"; done
   [ -z "$omit" ] || rm -f "$stage/iso/$omit"
   xorriso -as mkisofs -quiet -o "$out.tmp" -J -R -l "$stage/iso" >&2
   mv "$out.tmp" "$out"
   rm -rf "$stage"
   say "$out: $(du -h "$out" | cut -f1)"
   echo "$out"
+}
+
+# The bed ISO's stand-in for a CKS addon manifest (network.yaml, headlamp.yaml, dashboard.yaml).
+real_addon_manifest() { # addon version
+  cat <<EOF
+# The test bed's stand-in for the CKS ISO's $1.yaml: one ConfigMap the node script's kubectl apply leaves behind.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cks-bed-addon-$1
+  namespace: kube-system
+data:
+  manifest: $1.yaml
+  isoVersion: "$2"
+EOF
 }
 
 # crictl for the ISO's cri-tools/, built once from its Go module.

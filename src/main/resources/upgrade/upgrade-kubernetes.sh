@@ -7,11 +7,12 @@
 # operator ships this copy (ConfigMap cks-node-operator-upgrade-script) and runs it in the host's
 # namespaces after attaching the version's binaries ISO to the node's VM.
 #
-# Usage: upgrade-kubernetes.sh <version> <isFirstControl> <isOld> <ejectIso>
+# Usage: upgrade-kubernetes.sh <version> <isFirstControl> <isOld> <ejectIso> [applyAddons]
 #   version         e.g. 1.33.4
 #   isFirstControl  true on the first control-plane node: `kubeadm upgrade apply`; else `kubeadm upgrade node`
 #   isOld           true for clusters set up before kubeadm had `upgrade node` (< 1.15): `upgrade node config`
 #   ejectIso        true to eject the ISO from the guest when done (the operator detaches it through the API)
+#   applyAddons     ours, not CKS's: false leaves the ISO's addon manifests alone (spec.executor.cloudStackIso.applyAddons); default true
 #
 # Where it differs from CKS's script, and why:
 # - it fails (and says why) when no binaries ISO is found, where CKS's goes on without one and ends 0;
@@ -19,8 +20,19 @@
 #   import` uses ctr's default namespace, so on an offline node kubeadm cannot find them);
 # - `kubeadm upgrade apply` runs once: CKS's runs it a second time with CoreDNSUnsupportedPlugins
 #   ignored after any failure, so a failed apply could be half-repeated with a check switched off;
-# - the ISO's network.yaml and dashboard.yaml are not applied: they are CKS's addons, upgraded by
-#   CloudStack's own upgrade, and the node has no kubeconfig for kubectl to apply them with.
+# - the ISO's addon manifests are applied with the control plane's own kubeconfig
+#   (/etc/kubernetes/admin.conf, which kubeadm writes on every control-plane node), where CKS's runs a
+#   bare `kubectl` and relies on the node's root kubeconfig; each is tried again while the API server
+#   restarts under the new kubelet, and its outcome is printed as a line `cks-addon <file> <outcome>`
+#   that the operator reads from the Job's log into the node's status (docs/upgrade.md, "Addons").
+#   A failed apply does not fail the script: kubeadm and the kubelet are upgraded by then.
+#
+# Addons, on the first control-plane node only, after the kubelet runs the new version (as CKS's):
+# - network.yaml (the CNI) whenever the ISO carries it: every revision of Apache CloudStack's script
+#   read for this (docs/upgrade.md, "Addons") applies it on the main control node unconditionally;
+# - headlamp.yaml where the ISO carries one, else dashboard.yaml: newer CloudStack builds ISOs with
+#   Headlamp in place of the retired Kubernetes Dashboard (apache/cloudstack#12776), so whichever
+#   dashboard the ISO carries is the one its cluster runs. An ISO without either is reported, not an error.
 set -eu
 
 # The script runs with the Job container's environment: PATH is the image's, not the host's.
@@ -33,6 +45,7 @@ VERSION="${VERSION#v}"
 IS_FIRST_CONTROL="${2:-false}"
 IS_OLD="${3:-false}"
 EJECT_ISO="${4:-false}"
+APPLY_ADDONS="${5:-true}"
 MOUNT_DIR=/mnt/k8sdisk
 BIN_DIR=/opt/bin
 # As CKS's script: wait up to 10 × 5 s for the ISO to show up in the guest.
@@ -133,4 +146,49 @@ install -m 0755 "$MOUNT_DIR/k8s/kubelet" "$BIN_DIR/kubelet"
 install -m 0755 "$MOUNT_DIR/k8s/kubectl" "$BIN_DIR/kubectl"
 systemctl daemon-reload
 systemctl restart kubelet
+
+# The CKS addons of the ISO, on the first control-plane node only (see the header). `kubectl apply` is
+# idempotent, so a retried upgrade may apply them again. The API server's static pod may be restarted by
+# the new kubelet right now: each apply is tried ADDON_ATTEMPTS times, ADDON_ATTEMPT_SLEEP s apart.
+ADMIN_CONF=/etc/kubernetes/admin.conf
+ADDON_ATTEMPTS=12
+ADDON_ATTEMPT_SLEEP=10
+addons=""
+addon() { addons="$addons
+cks-addon $*"; }
+apply_addon() { # manifest file name in the ISO
+  if [ ! -f "$ADMIN_CONF" ]; then
+    addon "$1" failed "no $ADMIN_CONF on this node to apply it with"
+    return 0
+  fi
+  try=1
+  while :; do
+    log "kubectl apply -f $1 (attempt $try of $ADDON_ATTEMPTS)"
+    if kubectl --kubeconfig "$ADMIN_CONF" apply -f "$MOUNT_DIR/$1"; then
+      addon "$1" applied
+      return 0
+    else
+      rc=$?
+    fi
+    if [ "$try" -ge "$ADDON_ATTEMPTS" ]; then
+      addon "$1" failed "kubectl apply exited $rc after $ADDON_ATTEMPTS attempts"
+      return 0
+    fi
+    sleep "$ADDON_ATTEMPT_SLEEP"
+    try=$((try + 1))
+  done
+}
+if [ "$IS_FIRST_CONTROL" = true ]; then
+  if [ "$APPLY_ADDONS" != true ]; then
+    addon network.yaml skipped "applyAddons is false"
+    addon dashboard.yaml skipped "applyAddons is false"
+  else
+  if [ -f "$MOUNT_DIR/network.yaml" ]; then apply_addon network.yaml; else addon network.yaml absent; fi
+  if [ -f "$MOUNT_DIR/headlamp.yaml" ]; then apply_addon headlamp.yaml
+  elif [ -f "$MOUNT_DIR/dashboard.yaml" ]; then apply_addon dashboard.yaml
+  else addon dashboard.yaml absent "the ISO has neither headlamp.yaml nor dashboard.yaml"; fi
+  fi
+  # Together at the end, where the operator's tail of the log finds them whatever kubectl printed.
+  printf '%s\n' "$addons" | sed '/^$/d'
+fi
 log "node upgraded to v$VERSION"

@@ -27,6 +27,11 @@ public final class Conditions {
     public static final String NODES_READABLE = "NodesReadable";
     /** NodeUpgrade (CloudStackIso): whether CloudStack's recorded cluster and node versions match the upgrade's target. */
     public static final String CLOUDSTACK_RECORD_CURRENT = "CloudStackRecordCurrent";
+    /**
+     * NodeUpgrade (CloudStackIso): whether the ISO's addon manifests (network.yaml, headlamp.yaml or dashboard.yaml) were
+     * applied after `kubeadm upgrade apply` on the first control-plane node; False names the one that failed.
+     */
+    public static final String ADDONS_APPLIED = "AddonsApplied";
     /** False when the CloudStack API URL is plain http: keys' signatures and answers cross the network unencrypted. */
     public static final String CLOUDSTACK_TLS = "CloudStackTLS";
     /** A Continuous NodeUpgrade: True while every selected node it may touch is at the target and it watches; False while it corrects one. */

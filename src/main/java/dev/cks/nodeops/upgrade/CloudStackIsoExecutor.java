@@ -149,9 +149,12 @@ final class CloudStackIsoExecutor {
         }
     }
 
-    /** CKS's arguments: `<version> <isFirstControl> <isOld> <ejectIso>`; the ISO is detached through the API instead of ejected. */
-    static List<String> arguments(String targetVersion, UpgradeNodeStatus.Action action) {
+    /**
+     * CKS's arguments, `<version> <isFirstControl> <isOld> <ejectIso>`, and ours, `<applyAddons>`; the ISO is detached
+     * through the API instead of ejected.
+     */
+    static List<String> arguments(String targetVersion, UpgradeNodeStatus.Action action, boolean applyAddons) {
         String version = VersionMatch.normalize(targetVersion).orElse(targetVersion);
-        return List.of(version, Boolean.toString(action == UpgradeNodeStatus.Action.Apply), "false", "false");
+        return List.of(version, Boolean.toString(action == UpgradeNodeStatus.Action.Apply), "false", "false", Boolean.toString(applyAddons));
     }
 }

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
+import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
@@ -32,6 +33,10 @@ import io.fabric8.kubernetes.api.model.Node;
  */
 final class NodeUpgradePipeline {
     static final String NODE_SKIPPED = "NodeSkipped";
+    static final String ADDONS_APPLIED = "AddonsApplied";
+    static final String ADDON_APPLY_FAILED = "AddonApplyFailed";
+    static final String ADDONS_UNKNOWN = "AddonsUnknown";
+    static final String ADDONS_SKIPPED = "AddonsSkipped";
     /** How often a soaking node's drained workloads are looked at again. */
     static final Duration WORKLOADS_RECHECK = Duration.ofSeconds(5);
 
@@ -182,11 +187,29 @@ final class NodeUpgradePipeline {
             return outcomeOf(upgrade, node, outcome, now);
         }
         stepDone(node, "upgrade", now);
+        ((UpgradeJobStep.Upgraded) outcome).addons().ifPresent(addons -> recordAddons(upgrade, node, addons, now));
         node.setPhase(Phase.WaitingReady);
         node.setReadyBy(Timestamps.format(now.plusSeconds(upgrade.getSpec().getReadyTimeoutSeconds())));
         recorder.nodeEvent(upgrade, node.getName(), "WaitingReady", "The upgrade Job of node " + node.getName()
                 + " succeeded; waiting until it is Ready at " + upgrade.getSpec().getTargetVersion() + ".");
         return awaitReady(upgrade, node, now);
+    }
+
+    /**
+     * The ISO's addons as the first control-plane node's script left them: in the node's status, the AddonsApplied
+     * condition, and an event. A failed or unknown apply does not fail the node (IsoAddons says why).
+     */
+    private void recordAddons(NodeUpgrade upgrade, UpgradeNodeStatus node, IsoAddons.Report addons, Instant now) {
+        node.setAddons(addons.summary());
+        String message = IsoAddons.message(node.getName(), settings.namespace() + "/" + node.getJobName(), addons);
+        Boolean applied = addons.known() ? addons.failed().isEmpty() : null;
+        String reason = applied == null ? ADDONS_UNKNOWN : !applied ? ADDON_APPLY_FAILED : addons.skipped() ? ADDONS_SKIPPED : ADDONS_APPLIED;
+        recorder.condition(upgrade, Conditions.ADDONS_APPLIED, applied, reason, message, now);
+        if (Boolean.TRUE.equals(applied)) {
+            recorder.nodeEvent(upgrade, node.getName(), reason, message);
+        } else {
+            recorder.nodeWarning(upgrade, node.getName(), reason, message);
+        }
     }
 
     private Step outcomeOf(NodeUpgrade upgrade, UpgradeNodeStatus node, UpgradeJobStep.Outcome outcome, Instant now) {

@@ -55,9 +55,20 @@ public class UpgradeExecutor {
         @JsonPropertyDescription("Id of CloudStack's Kubernetes supported version whose ISO is attached; empty looks it up by targetVersion.")
         @Size(max = 36)
         private String kubernetesVersionId;
+        @JsonPropertyDescription("Whether the node script applies the ISO's addon manifests (network.yaml, then headlamp.yaml or else"
+                + " dashboard.yaml) after kubeadm upgrade apply on the first control-plane node, as CloudStack's own upgrade does (default true)."
+                + " Set false for a cluster whose CNI or dashboard is not the ISO's, e.g. one created with a CNI configuration of its own.")
+        private Boolean applyAddons;
 
         public String getKubernetesVersionId() { return kubernetesVersionId; }
         public void setKubernetesVersionId(String kubernetesVersionId) { this.kubernetesVersionId = kubernetesVersionId; }
+        public Boolean getApplyAddons() { return applyAddons; }
+        public void setApplyAddons(Boolean applyAddons) { this.applyAddons = applyAddons; }
+
+        /** Unset means true: what CloudStack's upgrade does. */
+        public boolean appliesAddons() {
+            return !Boolean.FALSE.equals(applyAddons);
+        }
     }
 
     public static class Script {

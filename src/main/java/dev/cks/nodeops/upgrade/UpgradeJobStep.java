@@ -53,8 +53,12 @@ final class UpgradeJobStep {
     record NodeFailed(String error) implements Outcome {
     }
 
-    /** The Job succeeded and no ISO of ours is attached any more. */
-    record Upgraded() implements Outcome {
+    /**
+     * The Job succeeded and no ISO of ours is attached any more.
+     *
+     * @param addons what the script did with the ISO's addon manifests: present for the first control-plane node of a CloudStackIso upgrade
+     */
+    record Upgraded(Optional<IsoAddons.Report> addons) implements Outcome {
     }
 
     private final UpgradeJobs jobs;
@@ -178,7 +182,7 @@ final class UpgradeJobStep {
                 }
             }
             Optional<Outcome> detaching = usesIso ? isoAttachment.detach(upgrade, node, now) : Optional.empty();
-            return detaching.orElseGet(() -> jobOutcome(job, namespace, jobName, node));
+            return detaching.orElseGet(() -> jobOutcome(job, namespace, jobName, node, usesIso));
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
             recorder.waiting(upgrade, CloudStackWait.reason(e), "CloudStack did not answer while node " + node.getName()
                     + " was being upgraded (" + e.getMessage() + "); asking again in " + RECHECK_CLOUDSTACK.toSeconds() + "s.", now);
@@ -267,7 +271,7 @@ final class UpgradeJobStep {
         return new Continue(Step.after(POD_RECHECK));
     }
 
-    private Outcome jobOutcome(Optional<Job> job, String namespace, String jobName, UpgradeNodeStatus node) {
+    private Outcome jobOutcome(Optional<Job> job, String namespace, String jobName, UpgradeNodeStatus node, boolean usesIso) {
         if (job.isEmpty()) {
             return new NodeFailed("The upgrade Job " + namespace + "/" + jobName + " of node " + node.getName()
                     + " is gone and its outcome unknown; check the node, then retry the NodeUpgrade.");
@@ -275,7 +279,9 @@ final class UpgradeJobStep {
         if (UpgradeJob.outcome(job.get()) instanceof UpgradeJob.Failed failed) {
             return new NodeFailed(UpgradeJob.failureMessage(namespace, jobName, node.getName(), failed, jobs.logTail(namespace, jobName)));
         }
-        return new Upgraded();
+        // Only the operator's own script applies the ISO's addons, and only where it ran `kubeadm upgrade apply`.
+        return new Upgraded(usesIso && node.getAction() == Action.Apply ? Optional.of(IsoAddons.parse(jobs.logTail(namespace, jobName)))
+                : Optional.empty());
     }
 
     private Outcome createJob(NodeUpgrade upgrade, UpgradeNodeStatus node, String namespace, String jobName, Instant now) {
@@ -365,7 +371,8 @@ final class UpgradeJobStep {
             configMap = CloudStackIsoExecutor.SCRIPT_CONFIGMAP;
             key = CloudStackIsoExecutor.SCRIPT_KEY;
             script = new ScriptTrust.Trusted(ScriptTrust.sha256(CloudStackIsoExecutor.script()));
-            arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction());
+            arguments = CloudStackIsoExecutor.arguments(spec.getTargetVersion(), node.getAction(),
+                    executor.getCloudStackIso() == null || executor.getCloudStackIso().appliesAddons());
         } else {
             configMap = executor.getScript().getConfigMapRef().getName();
             key = executor.getScript().getConfigMapRef().getKey();

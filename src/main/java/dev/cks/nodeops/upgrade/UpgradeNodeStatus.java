@@ -59,6 +59,10 @@ public class UpgradeNodeStatus extends NodeProgress {
     @JsonPropertyDescription("CloudStackIso: when attachIso or detachIso was sent, written before it is sent; set without isoJobId, the"
             + " request's outcome is looked up, not sent again.")
     private String isoRequestedAt;
+    @JsonPropertyDescription("CloudStackIso, the first control-plane node only: what its script did with the ISO's addon manifests after"
+            + " kubeadm upgrade apply, e.g. \"network.yaml applied; headlamp.yaml applied\", a failed one with its reason, or unknown when the"
+            + " Job's log held no outcome. A failed apply leaves the node upgraded (condition AddonsApplied False).")
+    private String addons;
     @JsonPropertyDescription("When the node's current step began (the executor's start, and step durations for metrics); cleared once the node is done.")
     private String stepStartedAt;
     @JsonPropertyDescription("Until when the node may take, after the executor finished, to be Ready at the target (spec.readyTimeoutSeconds);"
@@ -94,6 +98,8 @@ public class UpgradeNodeStatus extends NodeProgress {
     public void setIsoJobId(String isoJobId) { this.isoJobId = isoJobId; }
     public String getIsoRequestedAt() { return isoRequestedAt; }
     public void setIsoRequestedAt(String isoRequestedAt) { this.isoRequestedAt = isoRequestedAt; }
+    public String getAddons() { return addons; }
+    public void setAddons(String addons) { this.addons = addons; }
     public String getStepStartedAt() { return stepStartedAt; }
     public void setStepStartedAt(String stepStartedAt) { this.stepStartedAt = stepStartedAt; }
     public String getReadyBy() { return readyBy; }

@@ -122,6 +122,7 @@ class KubeadmUpgradeRealIT {
         cks.cloudStack.simulator().clearCalls();
         int driveChangesBefore = cks.drive.changes().size();
         int systemctlBefore = cks.systemctlCalls().size();
+        assertThat(addonObjects()).as("the ISO's addon objects before the upgrade").isEmpty();
         Path dir = cks.bed.projectRoot().resolve("target/realupgrade");
         NodeUpgrade done;
         UpgradeWatch watch = new UpgradeWatch(cks.bed, name, cks.node, dir);
@@ -158,6 +159,15 @@ class KubeadmUpgradeRealIT {
         assertThat(systemctl).as("the script stopped and restarted the kubelet unit")
                 .anyMatch(line -> line.endsWith("systemctl stop kubelet")).anyMatch(line -> line.endsWith("systemctl restart kubelet"));
 
+        // The ISO's addons, as CKS's upgrade applies them on its main control node: network.yaml, and headlamp.yaml
+        // where the ISO has it (the bed's has dashboard.yaml too, which is then not applied); once each, from this ISO.
+        assertThat(node.getAddons()).isEqualTo("network.yaml applied; headlamp.yaml applied");
+        assertThat(addonObjects()).as("the addon objects the script's kubectl apply made")
+                .containsOnlyKeys("cks-bed-addon-network", "cks-bed-addon-headlamp").allSatisfy((addon, data) -> assertThat(data).containsEntry("isoVersion", TARGET));
+        assertThat(count(jobLog, "cks-addon network.yaml applied")).as("network.yaml applied once\n%s", jobLog).isEqualTo(1);
+        assertThat(done.getStatus().getConditions()).filteredOn(c -> c.getType().equals("AddonsApplied")).singleElement()
+                .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"));
+
         // The ISO was attached once and detached once, and nothing of it is left on the machine.
         assertThat(cks.cloudStack.simulator().calls("attachIso")).hasSize(1);
         assertThat(cks.cloudStack.simulator().calls("detachIso")).hasSize(1);
@@ -172,6 +182,13 @@ class KubeadmUpgradeRealIT {
         assertThat(watch.everSaw("nu", "Failed")).as("the NodeUpgrade was never Failed").isFalse();
         assertThat(cks.operator().isAlive()).as("the operator runs").isTrue();
         assertThat(cks.restarts()).as("operator exits during the outages %s", outages).isEmpty();
+    }
+
+    /** The ConfigMaps the bed ISO's addon manifests hold (hack/lib/realnode.sh, real_addon_manifest), by name: their data. */
+    private Map<String, Map<String, String>> addonObjects() {
+        return cks.client.configMaps().inNamespace("kube-system").list().getItems().stream()
+                .filter(map -> map.getMetadata().getName().startsWith("cks-bed-addon-"))
+                .collect(java.util.stream.Collectors.toMap(map -> map.getMetadata().getName(), map -> map.getData()));
     }
 
     private void awaitWorkloadReadyOnTheNode(Instant createdAfter) {

@@ -37,8 +37,9 @@ class CloudStackIsoExecutorTest {
 
     @Test
     void cksArgumentsAreTheBareVersionWhetherFirstControlAndNoEject() {
-        assertThat(CloudStackIsoExecutor.arguments("v1.33.4", Action.Apply)).containsExactly("1.33.4", "true", "false", "false");
-        assertThat(CloudStackIsoExecutor.arguments("1.33.4", Action.Node)).containsExactly("1.33.4", "false", "false", "false");
+        assertThat(CloudStackIsoExecutor.arguments("v1.33.4", Action.Apply, true)).containsExactly("1.33.4", "true", "false", "false", "true");
+        assertThat(CloudStackIsoExecutor.arguments("1.33.4", Action.Node, true)).containsExactly("1.33.4", "false", "false", "false", "true");
+        assertThat(CloudStackIsoExecutor.arguments("1.33.4", Action.Apply, false)).containsExactly("1.33.4", "true", "false", "false", "false");
     }
 
     @Test

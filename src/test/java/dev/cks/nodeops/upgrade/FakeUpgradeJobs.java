@@ -19,6 +19,8 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     final Map<String, Map<String, String>> configMaps = new LinkedHashMap<>();
     final Map<String, String> scripts = new LinkedHashMap<>();
     String log = "kubeadm: [upgrade/apply] FATAL: the control plane did not come up";
+    /** The Jobs whose log the operator read, in order. */
+    final List<String> logsRead = new ArrayList<>();
 
     @Override
     public Optional<Job> find(String namespace, String name) {
@@ -76,6 +78,7 @@ final class FakeUpgradeJobs implements UpgradeJobs {
 
     @Override
     public String logTail(String namespace, String jobName) {
+        logsRead.add(jobName);
         return log;
     }
 

@@ -96,8 +96,14 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         assertThat(script.getData().get(CloudStackIsoExecutor.SCRIPT_KEY)).contains("kubeadm upgrade apply");
         Job controlJob = job(nodeStatus(done, control).getJobName());
         Job workerJob = job(nodeStatus(done, worker).getJobName());
-        assertThat(controlJob.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.9", "true", "false", "false");
-        assertThat(workerJob.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.9", "false", "false", "false");
+        assertThat(controlJob.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.9", "true", "false", "false", "true");
+        assertThat(workerJob.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.9", "false", "false", "false", "true");
+        // The bed's kubelets run no script, so the control-plane Job's log holds no addon line: the node is upgraded all
+        // the same and its addons are unknown, said in the condition; the worker's Job is not asked about addons.
+        assertThat(nodeStatus(done, control).getAddons()).startsWith("unknown");
+        assertThat(nodeStatus(done, worker).getAddons()).isNull();
+        assertThat(done.getStatus().getConditions()).filteredOn(c -> c.getType().equals("AddonsApplied")).singleElement()
+                .satisfies(c -> assertThat(c.getReason()).isEqualTo("AddonsUnknown"));
         assertThat(controlJob.getSpec().getTemplate().getSpec().getVolumes()).filteredOn(v -> v.getConfigMap() != null)
                 .extracting(v -> v.getConfigMap().getName()).containsExactly(CloudStackIsoExecutor.SCRIPT_CONFIGMAP);
         bed.nodes.forEach(n -> bed.assertReleased(n, false));

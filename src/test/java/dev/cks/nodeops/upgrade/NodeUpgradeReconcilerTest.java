@@ -494,6 +494,100 @@ class NodeUpgradeReconcilerTest {
                 .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"));
     }
 
+    /** The end of the node script's log on a first control-plane node, as upgrade-kubernetes.sh prints it. */
+    private static String scriptLogEnding(String... addonLines) {
+        return "12:03:10 kubectl apply -f network.yaml (attempt 1 of 12)\nconfigmap/calico-config configured\n"
+                + String.join("\n", addonLines) + "\n12:03:14 node upgraded to v1.35.4\n";
+    }
+
+    /**
+     * Shape: 1 control-plane node + 2 workers, CloudStackIso. Other actor: the node script on the control-plane node,
+     * which applied the ISO's network.yaml and headlamp.yaml. Only that node's Job log is read; the workers carry no addons.
+     */
+    @Test
+    void cloudStackIsoRecordsTheAddonsTheFirstControlNodesScriptApplied() {
+        jobs.log = scriptLogEnding("cks-addon network.yaml applied", "cks-addon headlamp.yaml applied");
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> { });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(CONTROL).getAddons()).isEqualTo("network.yaml applied; headlamp.yaml applied");
+        assertThat(node(W1).getAddons()).isNull();
+        assertThat(node(W2).getAddons()).isNull();
+        assertThat(jobs.logsRead).containsExactly(node(CONTROL).getJobName());
+        Condition addons = condition(Conditions.ADDONS_APPLIED);
+        assertThat(addons.getStatus()).isEqualTo("True");
+        assertThat(addons.getReason()).isEqualTo("AddonsApplied");
+        assertThat(events.onNode(CONTROL)).anySatisfy(event -> assertThat(event.reason()).isEqualTo("AddonsApplied"));
+    }
+
+    /**
+     * Shape: 1 control-plane node + 2 workers, CloudStackIso. Other actor: the node script, whose `kubectl apply` of the
+     * ISO's network.yaml failed after kubeadm had upgraded the control plane. The node is upgraded, so it is not failed:
+     * the upgrade goes on and succeeds, AddonsApplied is False and a Warning names the manifest and how to apply it.
+     */
+    @Test
+    void aFailedAddonApplyLeavesTheUpgradedNodeSucceededAndSaysSoInAConditionAndAWarning() {
+        jobs.log = scriptLogEnding("cks-addon network.yaml failed kubectl apply exited 1 after 12 attempts", "cks-addon dashboard.yaml applied");
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> { });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(CONTROL).getPhase()).isEqualTo(Phase.Succeeded);
+        assertThat(node(W2).getPhase()).isEqualTo(Phase.Succeeded);
+        assertThat(node(CONTROL).getAddons()).isEqualTo("network.yaml failed (kubectl apply exited 1 after 12 attempts); dashboard.yaml applied");
+        Condition addons = condition(Conditions.ADDONS_APPLIED);
+        assertThat(addons.getStatus()).isEqualTo("False");
+        assertThat(addons.getReason()).isEqualTo("AddonApplyFailed");
+        assertThat(addons.getMessage()).contains("Apply network.yaml of the target version's binaries ISO by hand")
+                .contains("kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f <file>");
+        assertThat(events.onNode(CONTROL)).anySatisfy(event -> {
+            assertThat(event.type()).isEqualTo("Warning");
+            assertThat(event.reason()).isEqualTo("AddonApplyFailed");
+        });
+        assertThat(jobs.created).as("no Job is made again for an addon").hasSize(3);
+    }
+
+    /**
+     * Shape: 1 control-plane node + 2 workers, CloudStackIso, a cluster whose CNI is not the ISO's (applyAddons false).
+     * Other actor: the node script, told so by its fifth argument, which leaves the manifests alone and says so.
+     */
+    @Test
+    void applyAddonsFalseTellsTheScriptAndRecordsTheAddonsAsSkipped() {
+        jobs.log = scriptLogEnding("cks-addon network.yaml skipped applyAddons is false", "cks-addon dashboard.yaml skipped applyAddons is false");
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> {
+            spec.getExecutor().setCloudStackIso(new UpgradeExecutor.CloudStackIso());
+            spec.getExecutor().getCloudStackIso().setApplyAddons(false);
+        });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        List<String> command = jobs.jobOf(CONTROL).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand();
+        assertThat(command.subList(command.size() - 5, command.size())).containsExactly("1.35.4", "true", "false", "false", "false");
+        assertThat(node(CONTROL).getAddons()).isEqualTo("network.yaml skipped (applyAddons is false); dashboard.yaml skipped (applyAddons is false)");
+        assertThat(condition(Conditions.ADDONS_APPLIED).getReason()).isEqualTo("AddonsSkipped");
+    }
+
+    /**
+     * Shape: 1 control-plane node + 2 workers. Other actor: a Script executor's own script, which may print anything:
+     * only the operator's node script applies addons, so its log is not read on success and no condition is set.
+     */
+    @Test
+    void aScriptUpgradeRecordsNoAddons() {
+        jobs.log = scriptLogEnding("cks-addon network.yaml failed lookalike");
+        create(UpgradeExecutor.Type.Script, spec -> { });
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(CONTROL).getAddons()).isNull();
+        assertThat(Conditions.find(status.getConditions(), Conditions.ADDONS_APPLIED)).isEmpty();
+        assertThat(jobs.logsRead).isEmpty();
+    }
+
     /**
      * Shape: a project cluster whose keys CloudStack restricts to the Kubernetes Service User role (its own
      * cloudstack-secret, given to the operator as they are): it may scale the cluster but not attach an ISO.
