@@ -85,7 +85,10 @@ cat > "$out/INSTALL.md" <<EOF
    and set \`image.repository\` and \`upgrade.jobImage\` to match):
 
        ctr -n k8s.io images import images/cks-node-operator-$version.docker.tar
-       ctr -n k8s.io images import images/upgrade-shell-$busybox_version.oci.tar
+       ctr -n k8s.io images import --base-name docker.io/cks-node-operator/upgrade-shell --digests images/upgrade-shell-$busybox_version.oci.tar
+
+   The second also records the shell under its digest (\`--digests\`), the name the pods that pin it ask for: an import
+   records only the tag, and a digest-pinned image found by tag alone would be pulled.
 
 3. Install (the namespace must allow the upgrade Jobs' privileged pods):
 

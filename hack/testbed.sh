@@ -16,7 +16,7 @@
 # REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded;
 # REAL_CONTROL_PLANE_VERSION the whole node (kubeadm init, control plane; built with `build-node --control-plane`).
 #   hack/testbed.sh real-info               the real node's name, address, shell image
-#   hack/testbed.sh real-import ARCHIVE     import an image archive into the real node's containerd
+#   hack/testbed.sh real-import [OPT] ARCHIVE  import an image archive into the real node's containerd (OPT: ctr's)
 #   hack/testbed.sh binaries-iso V [OMIT]   a CKS binaries ISO of Kubernetes V (OMIT: a file to leave out); prints its path
 #   hack/testbed.sh host-state DIR          what the real node changes on a host, as files to compare
 #                                           (down --real keeps the one from before in clusters/NAME-host-before)
@@ -378,7 +378,7 @@ case "${1:-}" in
   build) if [ "${2:-}" = --real ]; then cmd_build_real; else cmd_build; fi ;;
   build-node) cmd_build_node "${2:-}" ;;
   real-info) real_info ;;
-  real-import) real_import "$2" ;;
+  real-import) shift; real_import "$@" ;;
   binaries-iso) real_binaries_iso "$2" "${3:-}" ;;
   host-state) real_host_state "$2" ;;
   bin) echo "$BIN" ;;

@@ -187,7 +187,7 @@ EOF_NSENTER
 }
 
 # Imports an image archive (OCI or docker) into the node's containerd, as on an air-gapped node.
-real_import() { real_ctr images import "$1" >&2; }
+real_import() { real_ctr images import "$@" >&2; }
 
 # What tests need to know about the running real node, as key=value lines.
 real_info() {

@@ -79,11 +79,13 @@ class OperatorInClusterRealIT {
         // Installed as an air-gapped site does it (README, "Air-gapped install"): from the offline bundle, its two
         // images imported into the node's containerd, the chart from its package with the bundle's values.
         Path bundle = RealImages.offlineBundle(bed);
-        RealImages.importArchive(bed, bundle.resolve("images/cks-node-operator-" + ReleaseVersion.current() + ".docker.tar").toString());
-        try (var images = Files.list(bundle.resolve("images"))) {
-            for (Path shell : images.filter(p -> p.getFileName().toString().startsWith("upgrade-shell-")).toList()) {
-                RealImages.importArchive(bed, shell.toString());
-            }
+        // Exactly the import commands of the bundle's INSTALL.md, run in the bundle's directory.
+        List<String[]> imports = Files.readAllLines(bundle.resolve("INSTALL.md")).stream().map(String::strip)
+                .filter(l -> l.startsWith("ctr -n k8s.io images import ")).map(l -> l.substring("ctr -n k8s.io images import ".length()).split(" ")).toList();
+        assertThat(imports).as("INSTALL.md's image imports").hasSize(2);
+        for (String[] arguments : imports) {
+            arguments[arguments.length - 1] = bundle.resolve(arguments[arguments.length - 1]).toString();
+            RealImages.importArchive(bed, arguments);
         }
         // As the README's install says: the upgrade Jobs are privileged pods.
         client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(NAMESPACE)

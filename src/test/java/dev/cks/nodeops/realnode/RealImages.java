@@ -45,9 +45,11 @@ final class RealImages {
         return bed.projectRoot().resolve("target/realnode-bundle/cks-node-operator-" + ReleaseVersion.current() + "-offline");
     }
 
-    /** `ctr images import` into the real node's containerd. */
-    static void importArchive(TestBed bed, String archive) throws IOException, InterruptedException {
-        run(bed, new ProcessBuilder(List.of("bash", "hack/testbed.sh", "real-import", archive)), "real-import " + archive);
+    /** `ctr images import [options] ARCHIVE` into the real node's containerd. */
+    static void importArchive(TestBed bed, String... optionsAndArchive) throws IOException, InterruptedException {
+        List<String> command = new java.util.ArrayList<>(List.of("bash", "hack/testbed.sh", "real-import"));
+        command.addAll(List.of(optionsAndArchive));
+        run(bed, new ProcessBuilder(command), "real-import " + String.join(" ", optionsAndArchive));
     }
 
     private static void run(TestBed bed, ProcessBuilder builder, String what) throws IOException, InterruptedException {
