@@ -21,6 +21,7 @@ import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
 import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
 import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 
 /**
  * CKS's default cluster shape, 1 control-plane node + 1 worker, upgraded by the operator that runs on those two
@@ -120,7 +121,7 @@ class OnePlusOneIT {
         upgrade.getMetadata().setName(name);
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(TARGET);
-        spec.setNodeSelector(Map.of(ShapeBed.LABEL, shape.name));
+        spec.setSelector(new LabelSelector(null, Map.of(ShapeBed.LABEL, shape.name)));
         UpgradeExecutor executor = new UpgradeExecutor();
         executor.setType(UpgradeExecutor.Type.Script);
         UpgradeExecutor.Script script = new UpgradeExecutor.Script();
