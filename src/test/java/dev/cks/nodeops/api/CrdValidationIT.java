@@ -70,7 +70,7 @@ class CrdValidationIT {
                 Arguments.of("nodeupgrade.spec.selector", "The nodes to upgrade, as a Kubernetes label selector",
                         "Label requirements a selected object must all meet"),
                 Arguments.of("scaledown.status", "the removal or rollback, and conditions that say why",
-                        "The nodes picked for removal, comma-separated"),
+                        "The names of the nodes picked for removal"),
                 Arguments.of("vmmapaudit.status", "What the last runs found, written only by the operator",
                         "Keys of the findings already reported by an event"));
     }
