@@ -15,8 +15,8 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
  * Runs at build time on the generated CRDs, for what the schema annotations cannot say: the order of
  * the printer columns (the generator sorts them by JSON path, which would put AGE first in `kubectl
  * get`), and lists of Node names that are sets (the API server refuses a name given twice, with the
- * index of the duplicate) of at most 253 characters each (a Node name's limit), and label values of
- * at most 63; both bounds also keep the cost of their CEL rules within the API server's budget. And the
+ * index of the duplicate) of at most 253 characters each (a Node name's limit), label values of
+ * at most 63, and the sizes of node label selectors; the bounds also keep the cost of their CEL rules within the API server's budget. And the
  * descriptions `kubectl explain` prints that no field of ours carries: each kind's own, its spec's and its status's
  * (inherited from Fabric8's CustomResource), and those of the fields of Kubernetes' types (Fabric8's classes have none).
  */
@@ -31,6 +31,16 @@ public class CrdPostProcessor implements CRDPostProcessor {
     private static final List<List<String>> LABEL_MAPS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "nodeSelector"),
             List.of("drainreports.nodeops.cks.dev", "nodeSelector"));
     private static final long LABEL_VALUE_MAX_LENGTH = 63;
+    /**
+     * Spec fields selecting Nodes with a metav1.LabelSelector, by CRD: bounded (which bounds the cost of their CEL rules, see
+     * NodeUpgradeSpec) and with key and operator required, as Kubernetes' own LabelSelectorRequirement has them.
+     */
+    private static final List<List<String>> NODE_LABEL_SELECTORS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "selector"),
+            List.of("drainreports.nodeops.cks.dev", "selector"));
+    private static final long LABEL_KEY_MAX_LENGTH = 317;
+    private static final long MAX_LABELS = 64;
+    private static final long MAX_EXPRESSIONS = 32;
+    private static final long MAX_VALUES = 64;
     /**
      * What each kind is for, and its spec and status, by CRD: the descriptions of its whole schema and of the two
      * properties its Java class inherits (`kubectl explain nu`, `kubectl explain nu.status`).
@@ -79,8 +89,9 @@ public class CrdPostProcessor implements CRDPostProcessor {
                     "reason", "Why the condition last changed, as one CamelCase word.",
                     "message", "What the condition says, for humans."),
             Set.of("matchLabels", "matchExpressions"), Map.of(
-                    "matchLabels", "Labels a pod must have, as key: value pairs; ANDed with matchExpressions.",
-                    "matchExpressions", "Label requirements a pod must all meet; ANDed with matchLabels."),
+                    "matchLabels", "Labels a selected object (a node or a pod, as the selector's description says) must have, as key: value"
+                            + " pairs; ANDed with matchExpressions.",
+                    "matchExpressions", "Label requirements a selected object must all meet; ANDed with matchLabels."),
             Set.of("key", "operator", "values"), Map.of(
                     "key", "The label key the requirement is about.",
                     "operator", "In, NotIn, Exists or DoesNotExist.",
@@ -110,6 +121,8 @@ public class CrdPostProcessor implements CRDPostProcessor {
                 LABEL_MAPS.stream().filter(map -> map.get(0).equals(definition.getMetadata().getName())).forEach(map ->
                         specField(version.getSchema().getOpenAPIV3Schema(), map.get(1)).getAdditionalProperties().getSchema()
                                 .setMaxLength(LABEL_VALUE_MAX_LENGTH));
+                NODE_LABEL_SELECTORS.stream().filter(field -> field.get(0).equals(definition.getMetadata().getName())).forEach(field ->
+                        boundLabelSelector(specField(version.getSchema().getOpenAPIV3Schema(), field.get(1))));
             });
         }
         return crd;
@@ -134,6 +147,20 @@ public class CrdPostProcessor implements CRDPostProcessor {
         if (schema.getAdditionalProperties() != null) {
             describeKubernetesTypes(schema.getAdditionalProperties().getSchema());
         }
+    }
+
+    private static void boundLabelSelector(JSONSchemaProps selector) {
+        JSONSchemaProps labels = selector.getProperties().get("matchLabels");
+        labels.setMaxProperties(MAX_LABELS);
+        labels.getAdditionalProperties().getSchema().setMaxLength(LABEL_VALUE_MAX_LENGTH);
+        JSONSchemaProps expressions = selector.getProperties().get("matchExpressions");
+        expressions.setMaxItems(MAX_EXPRESSIONS);
+        JSONSchemaProps requirement = expressions.getItems().getSchema();
+        requirement.setRequired(List.of("key", "operator"));
+        requirement.getProperties().get("key").setMaxLength(LABEL_KEY_MAX_LENGTH);
+        JSONSchemaProps values = requirement.getProperties().get("values");
+        values.setMaxItems(MAX_VALUES);
+        values.getItems().getSchema().setMaxLength(LABEL_VALUE_MAX_LENGTH);
     }
 
     private static JSONSchemaProps specField(JSONSchemaProps root, String field) {

@@ -17,7 +17,7 @@ import dev.cks.nodeops.drain.PodDrainPolicy;
 import dev.cks.nodeops.drain.PodFilters;
 import dev.cks.nodeops.drain.PodVerdict;
 import dev.cks.nodeops.drain.PreflightPrediction;
-import dev.cks.nodeops.upgrade.UpgradePlan;
+import dev.cks.nodeops.upgrade.NodeSelection;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -67,10 +67,10 @@ public final class Drainability {
      *
      * @throws dev.cks.nodeops.drain.PodSelector.InvalidSelector when the podSelector cannot be parsed
      */
-    public static List<Verdict> assess(Reading reading, Map<String, String> nodeSelector, DrainOptions options, Instant now) {
+    public static List<Verdict> assess(Reading reading, NodeSelection selection, DrainOptions options, Instant now) {
         PodFilters filters = PodFilters.forOptions(options, now);
         Map<String, List<Pod>> podsByNode = PreflightPrediction.podsByNode(reading.pods());
-        return reading.nodes().stream().filter(node -> UpgradePlan.selects(nodeSelector, node))
+        return reading.nodes().stream().filter(selection::selects)
                 .sorted(Comparator.comparing(node -> node.getMetadata().getName()))
                 .map(node -> assess(node, reading, podsByNode, filters, options)).toList();
     }

@@ -12,6 +12,7 @@ import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.PodSelector;
 import dev.cks.nodeops.drainability.DrainReportStatus.Phase;
+import dev.cks.nodeops.upgrade.NodeSelection;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 
 /**
@@ -63,6 +64,13 @@ public final class DrainabilityPass {
         if (tooSoon.isPresent()) {
             return new Outcome(status, tooSoon, true);
         }
+        // Once per spec, not every pass: the Accepted condition keeps saying it meanwhile.
+        Optional<String> deprecation = NodeSelection.deprecation(spec.getNodeSelector(), "DrainReport " + name);
+        if (deprecation.isPresent() && !Objects.equals(status.getObservedGeneration(), generation)) {
+            events.warning(report, NodeSelection.DEPRECATED_NODE_SELECTOR, deprecation.get());
+        }
+        String validReason = deprecation.isPresent() ? NodeSelection.DEPRECATED_NODE_SELECTOR : "Valid";
+        String valid = deprecation.orElse("the spec is valid");
         status.setObservedGeneration(generation);
         Duration interval = Duration.ofSeconds(spec.getIntervalSeconds() == null ? 300 : spec.getIntervalSeconds());
         DrainAssumptions assumptions = spec.getDrain() == null ? new DrainAssumptions() : spec.getDrain();
@@ -70,7 +78,7 @@ public final class DrainabilityPass {
         if (Boolean.TRUE.equals(spec.getSuspend())) {
             metrics.forget(name);
             String message = "Reporting is suspended; set spec.suspend to false to resume it.";
-            Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "the spec is valid", generation, startedAt);
+            Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, validReason, valid, generation, startedAt);
             Conditions.setUnknown(status.getConditions(), Conditions.DRAINABLE, "Suspended", message, generation, startedAt);
             status.setPhase(Phase.Suspended);
             status.setMessage(message);
@@ -80,7 +88,7 @@ public final class DrainabilityPass {
         List<Drainability.Verdict> verdicts;
         try {
             read = cluster.read();
-            verdicts = Drainability.assess(read.reading(), spec.getNodeSelector(), assumptions.toDrainOptions(), startedAt);
+            verdicts = Drainability.assess(read.reading(), spec.nodeSelection(), assumptions.toDrainOptions(), startedAt);
         } catch (PodSelector.InvalidSelector invalid) {
             metrics.forget(name);
             String message = "spec.drain.podSelector cannot be parsed: " + invalid.getMessage() + ". Fix it; nothing is reported until then.";
@@ -92,13 +100,13 @@ public final class DrainabilityPass {
             // The last verdicts stay, as they were: a failed read says nothing about the nodes.
             String message = "The cluster could not be read (HTTP " + unreadable.getCode() + ": " + unreadable.getMessage()
                     + "); the nodes below are from the last pass, and the next pass tries again in " + interval.toSeconds() + " s.";
-            Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "the spec is valid", generation, startedAt);
+            Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, validReason, valid, generation, startedAt);
             Conditions.setUnknown(status.getConditions(), Conditions.DRAINABLE, READ_FAILED, message, generation, startedAt);
             status.setPhase(Phase.Error);
             status.setMessage(message);
             return new Outcome(status, Optional.of(interval));
         }
-        Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, "Valid", "the spec is valid", generation, startedAt);
+        Conditions.set(status.getConditions(), Conditions.ACCEPTED, true, validReason, valid, generation, startedAt);
         BlockedNodes.Plan plan = BlockedNodes.plan(verdicts, status.getBlockedNodes(), status.getReportedBlocked(), startedAt);
         announce(report, plan, spec.getMaxEventsPerRun() == null ? 5 : spec.getMaxEventsPerRun());
         metrics.publish(name, verdicts);

@@ -9,7 +9,6 @@ import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeReadiness;
 import dev.cks.nodeops.nodes.NodeWakeups;
-import dev.cks.nodeops.upgrade.UpgradePlan;
 import io.fabric8.kubernetes.api.model.Node;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 
@@ -33,7 +32,7 @@ final class NodeChanges {
 
     /** The reports whose selector selects the node. */
     static Stream<ResourceID> concerned(Node node, Stream<DrainReport> reports) {
-        return reports.filter(r -> r.getSpec() == null || UpgradePlan.selects(r.getSpec().getNodeSelector(), node)).map(ResourceID::fromResource);
+        return reports.filter(r -> r.getSpec() == null || r.getSpec().nodeSelection().selects(node)).map(ResourceID::fromResource);
     }
 
     /** The event source, from the operator's one {@link NodeCache}. */

@@ -56,6 +56,22 @@ final class AppliedStatusStore implements StatusStore {
     }
 
     /**
+     * A JSON patch, not an apply: server-side apply types the stored object against the CRD first and fails on a field whose
+     * type changed. Replaced whole, so no field of the older status outlives it; conditional on the version read, as every
+     * write here. The API server drops the object's managedFields on such a write (it cannot type the old object either);
+     * the next apply claims the status again.
+     */
+    @Override
+    public void replace(CustomResource<?, ?> resource) {
+        CustomResource<?, ?> replaced = client.resource(named(resource)).subresource(STATUS).patch(PatchContext.of(PatchType.JSON),
+                "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"" + resource.getMetadata().getResourceVersion() + "\"},"
+                        + "{\"op\":\"replace\",\"path\":\"/status\",\"value\":" + client.getKubernetesSerialization().asJson(resource.getStatus()) + "}]");
+        resource.getMetadata().setResourceVersion(replaced.getMetadata().getResourceVersion());
+        resource.getMetadata().setManagedFields(replaced.getMetadata().getManagedFields());
+        persist(resource);
+    }
+
+    /**
      * A status an operator before this writer wrote has a second manager (Fabric8's default, from the JSON patch it
      * wrote with), which keeps every field it set however often this one leaves it out. Its entry goes from
      * managedFields once, before the first apply: a subresource cannot change managedFields, so on the resource

@@ -18,6 +18,14 @@ public interface StatusStore {
     default void writeAs(String fieldManager) {
     }
 
+    /**
+     * Replaces the stored status as a whole with this one, where an apply cannot write it: the stored one has a field of a
+     * type the CRD no longer has (written by an older operator), and the API server refuses to apply over it.
+     */
+    default void replace(CustomResource<?, ?> resource) {
+        persist(resource);
+    }
+
     /** On the API server, as the same writer as JOSDK's end-of-reconcile status patch ({@link AppliedStatusStore}). */
     static StatusStore on(KubernetesClient client) {
         return new AppliedStatusStore(client);

@@ -2,6 +2,7 @@ package dev.cks.nodeops.scaledown;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Optional;
 
 import dev.cks.nodeops.common.Conditions;
@@ -132,7 +133,7 @@ final class ScaleDownDrains {
         node.setCompletedAt(Timestamps.format(now));
         status.getNodes().remove(node);
         status.getKeptNodes().add(node);
-        status.setTargetNodes(String.join(",", status.getNodes().stream().map(ScaleDownNodeStatus::getName).toList()));
+        status.setTargetNodes(new ArrayList<>(status.getNodes().stream().map(ScaleDownNodeStatus::getName).toList()));
         status.setProgress(ScaleDownSteps.progress(status.getNodes()));
         recorder.nodeWarning(resource, node.getName(), "NodeKept", "Node " + node.getName() + " is kept, not removed: its drain was given up by "
                 + why + ". It is given back and the other nodes go on.");

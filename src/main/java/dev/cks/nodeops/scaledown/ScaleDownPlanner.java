@@ -2,7 +2,6 @@ package dev.cks.nodeops.scaledown;
 
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,9 +96,9 @@ final class ScaleDownPlanner {
         ScaleDownStatus status = resource.getStatus();
         ScaleDownSpec spec = resource.getSpec();
         List<String> targets;
-        if (status.getTargetNodes() != null && !status.getTargetNodes().isBlank()) {
+        if (!status.getTargetNodes().isEmpty()) {
             // Picked before a restart (and maybe locked): keep the same nodes.
-            targets = Arrays.asList(status.getTargetNodes().split(","));
+            targets = List.copyOf(status.getTargetNodes());
         } else if (spec.getNodeNames() != null && !spec.getNodeNames().isEmpty()) {
             targets = List.copyOf(spec.getNodeNames());
         } else {

@@ -3,7 +3,7 @@ package dev.cks.nodeops.scaledown;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -95,6 +95,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
     public UpdateControl<ScaleDown> reconcile(ScaleDown resource, Context<ScaleDown> context) {
         ScaleDownStatus status = resource.getStatus() == null ? new ScaleDownStatus() : resource.getStatus();
         resource.setStatus(status);
+        replaceOlderStatus(resource);
         if (status.finished()) {
             return UpdateControl.noUpdate();
         }
@@ -140,6 +141,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
      */
     @Override
     public DeleteControl cleanup(ScaleDown resource, Context<ScaleDown> context) {
+        replaceOlderStatus(resource);
         ScaleDownStatus status = resource.getStatus();
         if (status != null && status.getRemoval() != null && !status.finished()) {
             Step step = removal.step(resource, clock.instant());
@@ -148,7 +150,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
                 return DeleteControl.noFinalizerRemoval().rescheduleAfter(step.after());
             }
         } else if (status != null && !status.finished()) {
-            for (String node : targetNames(status)) {
+            for (String node : List.copyOf(status.getTargetNodes())) {
                 if (work.release(node, owner(resource), true)) {
                     recorder.uncordoned(resource, node, "because ScaleDown " + resource.getMetadata().getName() + " was deleted");
                 }
@@ -210,7 +212,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         recorder.windowFit(resource, (WindowFit.Proceed) fit, now);
         // The picked nodes are recorded before they are locked, so a restart in between releases or keeps exactly these.
-        status.setTargetNodes(String.join(",", planned.targets()));
+        status.setTargetNodes(new ArrayList<>(planned.targets()));
         store.persist(resource);
         Optional<String> lockRefusal = planner.lock(planned.targets(), owner(resource), note -> recorder.event(resource, LOCK_RECLAIMED, note));
         if (lockRefusal.isPresent()) {
@@ -222,7 +224,7 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
         status.setProgress(ScaleDownSteps.progress(planned.nodes()));
         recorder.accepted(resource, "Planned", "Removing " + planned.nodes().size() + " node(s) from CloudStack Kubernetes cluster "
-                + planned.cluster().name() + ": " + status.getTargetNodes() + " (deadline for the drains " + status.getDeadline() + ").", now);
+                + planned.cluster().name() + ": " + String.join(", ", status.getTargetNodes()) + " (deadline for the drains " + status.getDeadline() + ").", now);
         status.setPhase(ScaleDownStatus.Phase.Cordoning);
         recorder.progressing(resource, "Cordoning", "Cordoning every node before draining any.", now);
         return Step.next();
@@ -259,15 +261,22 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         }
         status.setPhase(ScaleDownStatus.Phase.Removing);
         status.setCurrentNode(null);
-        recorder.event(resource, "AllDrained", "Every node is drained: " + status.getTargetNodes() + ".");
+        recorder.event(resource, "AllDrained", "Every node is drained: " + String.join(", ", status.getTargetNodes()) + ".");
         recorder.progressing(resource, "Removing", "Every node is drained; removing them (" + resource.getSpec().getRemoval()
                 + "). Once CloudStack was asked, removal runs to the end even past the deadline.", now);
         return Step.next();
     }
 
-    static List<String> targetNames(ScaleDownStatus status) {
-        return status.getTargetNodes() == null || status.getTargetNodes().isBlank() ? List.of()
-                : Arrays.asList(status.getTargetNodes().split(","));
+    /**
+     * A status an operator before 0.3.0 wrote is replaced before anything is applied over it: the API server cannot apply
+     * over a field whose type the CRD changed (status.targetNodes), and every write of this reconcile would fail.
+     */
+    private void replaceOlderStatus(ScaleDown resource) {
+        ScaleDownStatus status = resource.getStatus();
+        if (status != null && status.writtenByAnOlderOperator()) {
+            status.setTargetNodes(new ArrayList<>(status.getTargetNodes()));
+            store.replace(resource);
+        }
     }
 
     static String owner(ScaleDown resource) {

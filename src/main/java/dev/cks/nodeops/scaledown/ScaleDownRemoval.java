@@ -324,7 +324,7 @@ final class ScaleDownRemoval {
                 ? "from the cluster and from CloudStack's Kubernetes cluster (removeNodesFromKubernetesCluster); their VMs stay, reset by CloudStack."
                 : "from the cluster and from CloudStack.";
         recorder.finished(resource, Stage.SUCCEEDED, Conditions.SUCCEEDED, "Removed",
-                "Removed " + status.getTargetNodes() + " " + where + ScaleDownSteps.keptNote(status), now);
+                "Removed " + String.join(", ", status.getTargetNodes()) + " " + where + ScaleDownSteps.keptNote(status), now);
         return Step.finished();
     }
 

@@ -33,7 +33,7 @@ final class ScaleDownRollback {
 
     /** Refused before anything was cordoned: locks this ScaleDown may have taken are released; nothing else was touched. */
     Step refuse(ScaleDown resource, String message, Instant now) {
-        ScaleDownReconciler.targetNames(resource.getStatus()).forEach(node -> work.release(node, ScaleDownReconciler.owner(resource), false));
+        List.copyOf(resource.getStatus().getTargetNodes()).forEach(node -> work.release(node, ScaleDownReconciler.owner(resource), false));
         recorder.refused(resource, OperationRecorder.REFUSED, message, now);
         return Step.finished();
     }
@@ -62,7 +62,7 @@ final class ScaleDownRollback {
         ScaleDownStatus status = resource.getStatus();
         String owner = ScaleDownReconciler.owner(resource);
         List<String> uncordoned = new ArrayList<>();
-        for (String name : ScaleDownReconciler.targetNames(status)) {
+        for (String name : List.copyOf(status.getTargetNodes())) {
             if (work.release(name, owner, true)) {
                 uncordoned.add(name);
                 recorder.uncordoned(resource, name, "as ScaleDown " + resource.getMetadata().getName() + " rolls back");

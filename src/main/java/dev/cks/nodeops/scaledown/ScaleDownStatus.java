@@ -3,7 +3,9 @@ package dev.cks.nodeops.scaledown;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 
 import dev.cks.nodeops.operation.NodeOperationStatus;
 import dev.cks.nodeops.operation.Stage;
@@ -14,8 +16,12 @@ public class ScaleDownStatus extends NodeOperationStatus {
     @JsonPropertyDescription("Pending (planning), Waiting (held by spec.paused, the window or another wait before any node is cordoned),"
             + " Cordoning, Draining, Removing (CloudStack removes the VMs), Succeeded, RolledBack (every node given back) or Failed.")
     private Phase phase;
-    @JsonPropertyDescription("The nodes picked for removal, comma-separated, for `kubectl get`.")
-    private String targetNodes;
+    @JsonPropertyDescription("The names of the nodes picked for removal, recorded before any of them is locked; nodes kept by SkipNode"
+            + " leave it. (An operator before 0.3.0 wrote them as one comma-separated string; such a status is still read.)")
+    @JsonDeserialize(using = TargetNodesDeserializer.class)
+    // Left out while empty: `kubectl get` shows no NODES before the pick rather than [], and the apply removes it.
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    private List<String> targetNodes = new ArrayList<>();
     @JsonPropertyDescription("Every node picked for removal, with its phase and drain; nodes kept by SkipNode move to keptNodes.")
     private List<ScaleDownNodeStatus> nodes = new ArrayList<>();
     @JsonPropertyDescription("Nodes the escalation ladder's SkipNode gave up: given back (uncordoned), not removed; no longer in nodes or targetNodes.")
@@ -84,8 +90,17 @@ public class ScaleDownStatus extends NodeOperationStatus {
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
-    public String getTargetNodes() { return targetNodes; }
-    public void setTargetNodes(String targetNodes) { this.targetNodes = targetNodes; }
+    public List<String> getTargetNodes() { return targetNodes; }
+
+    /**
+     * Read from a status an operator before 0.3.0 wrote (status.targetNodes as text): the API server cannot apply a
+     * status over it under the current CRD ("failed to create typed live object"), so it is replaced first. Not a bean
+     * property, so it stays out of the CRD and the JSON.
+     */
+    public boolean writtenByAnOlderOperator() {
+        return targetNodes instanceof TargetNodesDeserializer.ReadFromText;
+    }
+    public void setTargetNodes(List<String> targetNodes) { this.targetNodes = targetNodes == null ? new ArrayList<>() : targetNodes; }
     public List<ScaleDownNodeStatus> getNodes() { return nodes; }
     public void setNodes(List<ScaleDownNodeStatus> nodes) { this.nodes = nodes == null ? new ArrayList<>() : nodes; }
     public List<ScaleDownNodeStatus> getKeptNodes() { return keptNodes; }

@@ -72,7 +72,7 @@ final class ContinuousHold {
      * @param cluster every Node of the cluster
      * @param entries the status' nodes: a node Pending or in progress there is left to the rollout
      */
-    static Scan scan(List<Node> cluster, Map<String, String> selector, String target, List<UpgradeNodeStatus> entries, Instant now) {
+    static Scan scan(List<Node> cluster, NodeSelection selector, String target, List<UpgradeNodeStatus> entries, Instant now) {
         Map<String, UpgradeNodeStatus> known = entries.stream().collect(Collectors.toMap(UpgradeNodeStatus::getName, Function.identity(), (a, b) -> b));
         Map<String, Node> byName = cluster.stream().collect(Collectors.toMap(n -> n.getMetadata().getName(), Function.identity(), (a, b) -> a));
         List<Correction> corrections = new ArrayList<>();
@@ -151,13 +151,14 @@ final class ContinuousHold {
     static Overlaps overlaps(NodeUpgrade self, List<NodeUpgrade> all, List<Node> cluster) {
         Map<String, List<String>> earlier = new LinkedHashMap<>();
         Map<String, List<String>> later = new LinkedHashMap<>();
-        List<Node> mine = cluster.stream().filter(n -> UpgradePlan.selects(self.getSpec().getNodeSelector(), n)).toList();
+        List<Node> mine = cluster.stream().filter(self.getSpec().nodeSelection()::selects).toList();
         for (NodeUpgrade other : all.stream().sorted(Comparator.comparing(u -> u.getMetadata().getName())).toList()) {
             if (other.getMetadata().getName().equals(self.getMetadata().getName()) || other.getSpec() == null || !other.getSpec().continuous()
                     || other.getMetadata().getDeletionTimestamp() != null) {
                 continue;
             }
-            List<String> shared = mine.stream().filter(n -> UpgradePlan.selects(other.getSpec().getNodeSelector(), n))
+            NodeSelection theirs = other.getSpec().nodeSelection();
+            List<String> shared = mine.stream().filter(theirs::selects)
                     .map(n -> n.getMetadata().getName()).sorted().toList();
             if (!shared.isEmpty()) {
                 (createdBefore(other, self) ? earlier : later).put(other.getMetadata().getName(), shared);
@@ -180,7 +181,7 @@ final class ContinuousHold {
         return "Refused: Continuous NodeUpgrade " + self.getMetadata().getName() + " selects nodes that Continuous NodeUpgrade "
                 + earlier.entrySet().stream().map(e -> e.getKey() + " (created earlier) holds: " + String.join(", ", e.getValue()))
                         .collect(Collectors.joining("; and "))
-                + ". Two would take turns upgrading those nodes to their own targets. Narrow spec.nodeSelector of one, or delete one"
+                + ". Two would take turns upgrading those nodes to their own targets. Narrow spec.selector of one, or delete one"
                 + " and retry the other (annotation nodeops.cks.dev/retry). Nothing was cordoned.";
     }
 

@@ -197,7 +197,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         NodeUpgradeStatus status = upgrade.getStatus();
         NodeUpgradeSpec spec = upgrade.getSpec();
         List<Node> cluster = work.nodes();
-        List<UpgradeNodeStatus> planned = UpgradePlan.plan(cluster, spec.getNodeSelector(), spec.getTargetVersion());
+        List<UpgradeNodeStatus> planned = UpgradePlan.plan(cluster, spec.nodeSelection(), spec.getTargetVersion());
+        Optional<String> deprecation = NodeSelection.deprecation(spec.getNodeSelector(), KIND + " " + upgrade.getMetadata().getName());
+        deprecation.ifPresent(message -> recorder.warning(upgrade, NodeSelection.DEPRECATED_NODE_SELECTOR, message));
         if (spec.continuous()) {
             Map<String, List<String>> earlier = ContinuousHold.overlaps(upgrade, peers.get(), cluster).earlier();
             if (!earlier.isEmpty()) {
@@ -213,10 +215,10 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         status.setProgress(UpgradeProgress.progress(planned));
         if (planned.isEmpty() && !spec.continuous()) {
             // Most often a typo in the selector: succeeded (nothing is left undone), but said loudly.
-            String selector = spec.getNodeSelector() == null || spec.getNodeSelector().isEmpty() ? "(empty: every node)"
-                    : spec.getNodeSelector().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
-            String message = "No node matches spec.nodeSelector " + selector + "; nothing was upgraded. Compare it with"
-                    + " kubectl get nodes --show-labels, then create the NodeUpgrade again.";
+            NodeSelection selection = spec.nodeSelection();
+            String message = selection.selectsEverything() ? "The cluster has no node; nothing was upgraded."
+                    : "No node matches the selector " + selection + "; nothing was upgraded. Compare it with kubectl get nodes -l '"
+                            + selection + "', then create the NodeUpgrade again.";
             recorder.warning(upgrade, NOTHING_SELECTED, message);
             recorder.finished(upgrade, Stage.SUCCEEDED, Conditions.SUCCEEDED, NOTHING_SELECTED, message, now);
             return Step.finished();
@@ -243,7 +245,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         recorder.estimate(upgrade, estimate);
         String order = planned.stream().map(n -> n.getName() + " (" + n.getAction() + (n.getAction() == Action.Skip ? ": " + n.getSkipReason() : "") + ")")
                 .collect(Collectors.joining(", "));
-        recorder.accepted(upgrade, "Planned", "NodeUpgrade " + upgrade.getMetadata().getName() + " to " + spec.getTargetVersion() + ": " + order + ".", now);
+        // The Accepted condition keeps the deprecation in view as long as the upgrade is shown.
+        recorder.accepted(upgrade, "Planned", "NodeUpgrade " + upgrade.getMetadata().getName() + " to " + spec.getTargetVersion() + ": " + order + "."
+                + deprecation.map(message -> " " + message).orElse(""), now);
         planned.stream().filter(n -> n.getAction() == Action.Skip && n.getVersion() == null)
                 .forEach(n -> recorder.event(upgrade, NodeUpgradePipeline.NODE_SKIPPED, "Node " + n.getName() + " is not upgraded: " + n.getSkipReason() + "."));
         status.setPhase(NodeUpgradeStatus.Phase.Running);
@@ -336,7 +340,7 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
                     + "and are refused: " + overlaps.later().entrySet().stream().map(e -> e.getKey() + " (" + String.join(", ", e.getValue()) + ")")
                             .collect(Collectors.joining("; ")) + ".", now);
         }
-        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, spec.getNodeSelector(), target, status.getNodes(), now);
+        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, spec.nodeSelection(), target, status.getNodes(), now);
         status.getNodes().removeIf(n -> scan.gone().contains(n.getName()));
         List<String> newlyNewer = scan.newer().stream().filter(n -> !hold.getNewer().contains(n)).toList();
         if (!newlyNewer.isEmpty()) {

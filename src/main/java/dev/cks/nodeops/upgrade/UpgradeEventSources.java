@@ -59,7 +59,7 @@ final class UpgradeEventSources {
     }
 
     private static boolean holds(NodeUpgrade upgrade, Node node) {
-        return upgrade.getSpec() != null && upgrade.getSpec().continuous() && UpgradePlan.selects(upgrade.getSpec().getNodeSelector(), node);
+        return upgrade.getSpec() != null && upgrade.getSpec().continuous() && upgrade.getSpec().nodeSelection().selects(node);
     }
 
     /** status.currentNode names the nodes in progress, comma-separated when maxUnavailable lets several go at once. */

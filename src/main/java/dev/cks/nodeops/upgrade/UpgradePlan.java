@@ -32,12 +32,12 @@ public final class UpgradePlan {
 
     /**
      * @param allNodes every Node of the cluster
-     * @param nodeSelector labels a node must have to be upgraded; empty selects all
+     * @param selection the nodes the upgrade selects
      * @return one Pending (or Skipped) entry per selected node: the first control-plane node, the other
      *     control-plane nodes, then the workers
      */
-    public static List<UpgradeNodeStatus> plan(List<Node> allNodes, Map<String, String> nodeSelector, String targetVersion) {
-        List<Node> selected = allNodes.stream().filter(n -> selects(nodeSelector, n)).sorted(ORDER).toList();
+    public static List<UpgradeNodeStatus> plan(List<Node> allNodes, NodeSelection selection, String targetVersion) {
+        List<Node> selected = allNodes.stream().filter(selection::selects).sorted(ORDER).toList();
         boolean controlPlaneDone = allNodes.stream().anyMatch(n -> isControlPlane(n) && isReadyAt(n, targetVersion));
         // kubeadm upgrade apply runs on the first control-plane node this upgrade may touch.
         Optional<String> firstControlPlane = firstControlPlane(selected.stream().filter(n -> NodeAnnotations.excluded(n).isEmpty()).toList());
@@ -85,15 +85,6 @@ public final class UpgradePlan {
 
     static Optional<String> firstControlPlane(List<Node> nodes) {
         return nodes.stream().filter(UpgradePlan::isControlPlane).sorted(ORDER).map(UpgradePlan::name).findFirst();
-    }
-
-    /** Whether a NodeUpgrade's (or a DrainReport's) nodeSelector selects the node: every label equal; empty selects all. */
-    public static boolean selects(Map<String, String> selector, Node node) {
-        if (selector == null || selector.isEmpty()) {
-            return true;
-        }
-        Map<String, String> labels = node.getMetadata().getLabels();
-        return labels != null && selector.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
     }
 
     /** Oldest first, then by name: deterministic even when nodes were created in the same second. */

@@ -67,8 +67,10 @@ class CrdValidationIT {
                         "WaitingReady (until Ready at the target)"),
                 Arguments.of("nodeupgrade.status.nodes.drain", "The node's drain: its attempt, what blocks it, what it evicted",
                         "The drain attempt under way or last made, counted from 1"),
+                Arguments.of("nodeupgrade.spec.selector", "The nodes to upgrade, as a Kubernetes label selector",
+                        "Label requirements a selected object must all meet"),
                 Arguments.of("scaledown.status", "the removal or rollback, and conditions that say why",
-                        "The nodes picked for removal, comma-separated"),
+                        "The names of the nodes picked for removal"),
                 Arguments.of("vmmapaudit.status", "What the last runs found, written only by the operator",
                         "Keys of the findings already reported by an event"));
     }
@@ -182,6 +184,30 @@ class CrdValidationIT {
                         "spec.nodeSelector.pool: Too long: may not be more than 63"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  nodeSelector: {" + "k".repeat(64) + ": x}\n  executor: {type: CloudStackIso}",
                         "nodeSelector keys must be label keys"),
+                // spec.selector, a metav1.LabelSelector: what Kubernetes' own validation of one refuses, and not with the deprecated map
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchLabels: {pool: a}}\n  nodeSelector: {pool: a}\n"
+                        + "  executor: {type: CloudStackIso}", "set spec.selector or the deprecated spec.nodeSelector, not both"),
+                Arguments.of("DrainReport", "selector: {matchExpressions: [{key: pool, operator: Exists}]}\n  nodeSelector: {pool: a}",
+                        "set spec.selector or the deprecated spec.nodeSelector, not both"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool, operator: In}]}\n"
+                        + "  executor: {type: CloudStackIso}", "In and NotIn need values, Exists and DoesNotExist take none"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool, operator: NotIn, values: []}]}\n"
+                        + "  executor: {type: CloudStackIso}", "In and NotIn need values, Exists and DoesNotExist take none"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: node-role.kubernetes.io/control-plane,"
+                        + " operator: DoesNotExist, values: ['']}]}\n  executor: {type: CloudStackIso}",
+                        "In and NotIn need values, Exists and DoesNotExist take none"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool, operator: Equals, values: [a]}]}\n"
+                        + "  executor: {type: CloudStackIso}", "the operator is In, NotIn, Exists or DoesNotExist"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool}]}\n  executor: {type: CloudStackIso}",
+                        "spec.selector.matchExpressions[0].operator: Required value"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: 'bad key!', operator: Exists}]}\n"
+                        + "  executor: {type: CloudStackIso}", "selector.matchExpressions keys must be label keys"),
+                Arguments.of("DrainReport", "selector: {matchExpressions: [{key: pool, operator: In, values: ['two words']}]}",
+                        "selector.matchExpressions keys must be label keys (an optional DNS subdomain prefix and '/', then at most 63 letters,"
+                                + " digits, '-', '_' or '.') and their values label values"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchLabels: {'bad key!': a}}\n  executor: {type: CloudStackIso}",
+                        "selector.matchLabels keys must be label keys"),
+                Arguments.of("DrainReport", "selector: {matchLabels: {pool: 'two words'}}", "selector.matchLabels values must be label values"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script, script: {configMapRef: {name: Upgrade_Scripts, key: up.sh}}}",
                         "configMapRef.name must be a ConfigMap name"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script, script: {configMapRef: {name: upgrade, key: ../up.sh}}}",
@@ -265,6 +291,54 @@ class CrdValidationIT {
             })).isInstanceOf(KubernetesClientException.class)
                     .hasMessageContaining("spec.targetVersion cannot change while the NodeUpgrade exists; only spec.paused, spec.window and spec.maxUnavailable may")
                     .hasMessageContaining("retry this one with the annotation nodeops.cks.dev/retry");
+        } finally {
+            client.resource(created).delete();
+        }
+    }
+
+    /**
+     * Bed: the API server alone, no operator. Actor: a person moving a NodeUpgrade from the deprecated spec.nodeSelector to
+     * spec.selector (#35). The move to the same labels is one edit the API server lets through; a move that selects other
+     * nodes, and any later change of the selector, is refused like every other change of the upgrade's nodes.
+     */
+    @Test
+    void aNodeSelectorMayMoveToTheSameMatchLabelsButTheSelectorMayNotChange() {
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: NodeUpgrade\nmetadata:\n  name: moving-nu\nspec:\n  targetVersion: v1.33.4\n"
+                + "  executor: {type: CloudStackIso}\n  nodeSelector: {pool: blue}\n";
+        GenericKubernetesResource created = client.resource(client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class)).create();
+        try {
+            assertThatThrownBy(() -> client.resource(created).edit(nu -> {
+                spec(nu).remove("nodeSelector");
+                spec(nu).put("selector", java.util.Map.of("matchLabels", java.util.Map.of("pool", "green")));
+                return nu;
+            })).as("other labels select other nodes").isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec.selector cannot change while the NodeUpgrade exists");
+            assertThatThrownBy(() -> client.resource(created).edit(nu -> {
+                spec(nu).remove("nodeSelector");
+                spec(nu).put("selector", java.util.Map.of("matchLabels", java.util.Map.of("pool", "blue"), "matchExpressions",
+                        java.util.List.of(java.util.Map.of("key", "node-role.kubernetes.io/control-plane", "operator", "DoesNotExist"))));
+                return nu;
+            })).as("an expression narrows the selection").isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec.nodeSelector cannot change (its labels may move to spec.selector.matchLabels)");
+
+            GenericKubernetesResource moved = client.resource(created).edit(nu -> {
+                spec(nu).remove("nodeSelector");
+                spec(nu).put("selector", java.util.Map.of("matchLabels", java.util.Map.of("pool", "blue")));
+                return nu;
+            });
+
+            assertThat(spec(moved)).doesNotContainKey("nodeSelector").containsEntry("selector", java.util.Map.of("matchLabels", java.util.Map.of("pool", "blue")));
+            assertThatThrownBy(() -> client.resource(moved).edit(nu -> {
+                spec(nu).put("selector", java.util.Map.of("matchExpressions",
+                        java.util.List.of(java.util.Map.of("key", "node-role.kubernetes.io/control-plane", "operator", "DoesNotExist"))));
+                return nu;
+            })).isInstanceOf(KubernetesClientException.class).hasMessageContaining("spec.selector cannot change while the NodeUpgrade exists");
+            assertThatThrownBy(() -> client.resource(moved).edit(nu -> {
+                spec(nu).remove("selector");
+                spec(nu).put("nodeSelector", java.util.Map.of("pool", "blue"));
+                return nu;
+            })).as("no way back to the deprecated field").isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("spec.nodeSelector cannot change");
         } finally {
             client.resource(created).delete();
         }

@@ -33,6 +33,7 @@ import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
 import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
 import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
@@ -141,7 +142,7 @@ class SecretsScanIT {
         upgrade.getMetadata().setName("scan-upgrade");
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion("v1.35.9");
-        spec.setNodeSelector(Map.of("kubernetes.io/hostname", node));
+        spec.setSelector(new LabelSelector(null, Map.of("kubernetes.io/hostname", node)));
         UpgradeExecutor executor = new UpgradeExecutor();
         executor.setType(UpgradeExecutor.Type.CloudStackIso);
         spec.setExecutor(executor);

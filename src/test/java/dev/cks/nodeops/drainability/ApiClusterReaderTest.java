@@ -8,6 +8,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cks.nodeops.upgrade.NodeSelection;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 
@@ -30,8 +31,8 @@ class ApiClusterReaderTest {
         strict.setDeleteEmptyDirData(false);
         Instant now = Instant.parse("2026-12-03T10:00:00Z");
 
-        assertThat(Drainability.assess(pruned.reading(), Map.of(), strict.toDrainOptions(), now))
-                .isEqualTo(Drainability.assess(full.reading(), Map.of(), strict.toDrainOptions(), now));
+        assertThat(Drainability.assess(pruned.reading(), NodeSelection.everything(), strict.toDrainOptions(), now))
+                .isEqualTo(Drainability.assess(full.reading(), NodeSelection.everything(), strict.toDrainOptions(), now));
         Pod kept = pruned.pods.get(0);
         assertThat(kept.getMetadata().getManagedFields()).isNull();
         assertThat(kept.getMetadata().getAnnotations()).doesNotContainKey("kubectl.kubernetes.io/last-applied-configuration");

@@ -26,6 +26,7 @@ import dev.cks.nodeops.upgrade.ScaleBed;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -109,7 +110,7 @@ class BenchmarkDrainReportIT {
         DrainReport report = new DrainReport();
         report.setMetadata(new ObjectMetaBuilder().withName(REPORT).build());
         DrainReportSpec spec = new DrainReportSpec();
-        spec.setNodeSelector(Map.of(ScaleBed.POOL, pool));
+        spec.setSelector(new LabelSelector(null, Map.of(ScaleBed.POOL, pool)));
         spec.setIntervalSeconds(INTERVAL_SECONDS);
         report.setSpec(spec);
         client.resource(report).create();

@@ -28,6 +28,7 @@ import dev.cks.nodeops.testbed.OperatorProcess;
 import dev.cks.nodeops.testbed.TestBed;
 import dev.cks.nodeops.testbed.TestBedExtension;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -156,7 +157,7 @@ class DrainReportIT {
         DrainReport report = new DrainReport();
         report.setMetadata(new ObjectMetaBuilder().withName(REPORT).build());
         DrainReportSpec spec = new DrainReportSpec();
-        spec.setNodeSelector(Map.of(DrainBed.POOL_LABEL, pool.namespace));
+        spec.setSelector(new LabelSelector(null, Map.of(DrainBed.POOL_LABEL, pool.namespace)));
         spec.setIntervalSeconds(INTERVAL_SECONDS);
         report.setSpec(spec);
         return report;

@@ -163,4 +163,39 @@ class DrainabilityPassTest {
         });
         assertThat(refused.rescheduleAfter()).isEmpty();
     }
+
+    /**
+     * Shape: two workers of pool a. Actor: a person whose DrainReport (written for the last release) still selects with the
+     * deprecated spec.nodeSelector: it reports as before, with one Warning per spec (not per pass) spelling out the move, and
+     * its Accepted condition says it meanwhile; once moved to spec.selector, the condition is plain again.
+     */
+    @Test
+    void theDeprecatedNodeSelectorStillSelectsWithOneWarningPerSpec() {
+        reads(new ClusterShapes().workers("w-1", "w-2"));
+        report.getSpec().setNodeSelector(java.util.Map.of("pool", "a"));
+
+        DrainReportStatus first = pass().status();
+        pass();
+
+        assertThat(first.getNodeCount()).isEqualTo(2);
+        assertThat(events.drain()).filteredOn(e -> e.reason().equals(dev.cks.nodeops.upgrade.NodeSelection.DEPRECATED_NODE_SELECTOR)).singleElement()
+                .satisfies(e -> {
+                    assertThat(e.type()).isEqualTo("Warning");
+                    assertThat(e.message()).startsWith("DrainReport nodes selects its nodes with spec.nodeSelector, which is deprecated")
+                            .contains("Write spec.selector: {matchLabels: {pool: a}} instead");
+                });
+        assertThat(Conditions.find(report.getStatus().getConditions(), Conditions.ACCEPTED)).get().satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("True");
+            assertThat(c.getReason()).isEqualTo(dev.cks.nodeops.upgrade.NodeSelection.DEPRECATED_NODE_SELECTOR);
+        });
+
+        report.getSpec().setNodeSelector(null);
+        report.getSpec().setSelector(new io.fabric8.kubernetes.api.model.LabelSelector(null, java.util.Map.of("pool", "a")));
+        report.getMetadata().setGeneration(2L);
+        DrainReportStatus moved = pass().status();
+
+        assertThat(moved.getNodeCount()).isEqualTo(2);
+        assertThat(events.drain()).noneMatch(e -> e.reason().equals(dev.cks.nodeops.upgrade.NodeSelection.DEPRECATED_NODE_SELECTOR));
+        assertThat(Conditions.find(moved.getConditions(), Conditions.ACCEPTED)).get().satisfies(c -> assertThat(c.getReason()).isEqualTo("Valid"));
+    }
 }

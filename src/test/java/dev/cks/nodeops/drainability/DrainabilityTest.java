@@ -14,12 +14,13 @@ import org.junit.jupiter.api.Test;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drainability.Drainability.Cause;
 import dev.cks.nodeops.drainability.Drainability.Verdict;
+import dev.cks.nodeops.upgrade.NodeSelection;
 
 class DrainabilityTest {
     private static final Instant NOW = Instant.parse("2026-12-03T10:00:00Z");
 
     private static Map<String, Verdict> assess(ClusterShapes cluster, Map<String, String> selector, DrainAssumptions assumptions) {
-        return Drainability.assess(cluster.reading(), selector, assumptions.toDrainOptions(), NOW).stream()
+        return Drainability.assess(cluster.reading(), NodeSelection.matchLabels(selector), assumptions.toDrainOptions(), NOW).stream()
                 .collect(Collectors.toMap(Verdict::node, Function.identity()));
     }
 
@@ -70,9 +71,9 @@ class DrainabilityTest {
         ClusterShapes cluster = new ClusterShapes().workers("w-2", "w-1");
         cluster.nodes.add(dev.cks.nodeops.testing.TestNodes.node("other").label("pool", "b").build());
 
-        assertThat(Drainability.assess(cluster.reading(), Map.of("pool", "a"), new DrainOptions(), NOW)).extracting(Verdict::node)
+        assertThat(Drainability.assess(cluster.reading(), NodeSelection.matchLabels(Map.of("pool", "a")), new DrainOptions(), NOW)).extracting(Verdict::node)
                 .containsExactly("w-1", "w-2");
-        assertThat(Drainability.assess(cluster.reading(), Map.of(), new DrainOptions(), NOW)).hasSize(3);
+        assertThat(Drainability.assess(cluster.reading(), NodeSelection.everything(), new DrainOptions(), NOW)).hasSize(3);
     }
 
     @Test

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.testing.TestNodes;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -20,7 +21,7 @@ class NodeChangesTest {
         DrainReport report = new DrainReport();
         report.setMetadata(new ObjectMetaBuilder().withName(name).build());
         report.setSpec(new DrainReportSpec());
-        report.getSpec().setNodeSelector(selector);
+        report.getSpec().setSelector(new LabelSelector(null, selector));
         return report;
     }
 

@@ -24,6 +24,7 @@ import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
 import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
 import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import dev.cks.nodeops.upgrade.UpgradeJob;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -144,7 +145,7 @@ final class CksUpgradeBed implements AutoCloseable {
         upgrade.getMetadata().setName(name);
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(TARGET);
-        spec.setNodeSelector(Map.of("kubernetes.io/hostname", node));
+        spec.setSelector(new LabelSelector(null, Map.of("kubernetes.io/hostname", node)));
         UpgradeExecutor executor = new UpgradeExecutor();
         executor.setType(UpgradeExecutor.Type.CloudStackIso);
         executor.setJobTimeoutSeconds(1200);

@@ -25,6 +25,7 @@ import dev.cks.nodeops.upgrade.NodeUpgradeStatus;
 import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -176,7 +177,7 @@ final class RealUpgrade {
         upgrade.getMetadata().setName("real-node-upgrade");
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(target);
-        spec.setNodeSelector(Map.of("kubernetes.io/hostname", node));
+        spec.setSelector(new LabelSelector(null, Map.of("kubernetes.io/hostname", node)));
         UpgradeExecutor executor = new UpgradeExecutor();
         executor.setType(UpgradeExecutor.Type.Script);
         UpgradeExecutor.Script script = new UpgradeExecutor.Script();

@@ -47,7 +47,9 @@ class ScaleDownCountIT extends ScaleDownScenario {
         world.create(pool.namespace, null, 2, Removal.CloudStackScale, 600, ScaleDownBed.drain(30, 0));
         ScaleDown done = world.awaitPhase(pool.namespace, ScaleDownStatus.Phase.Succeeded, Duration.ofSeconds(120));
 
-        assertThat(done.getStatus().getTargetNodes()).isEqualTo(newestEmpty + "," + olderEmpty);
+        assertThat(done.getStatus().getTargetNodes()).containsExactly(newestEmpty, olderEmpty);
+        assertThat(world.bed.tool("kubectl", "get", "scaledown", done.getMetadata().getName()).lines().toList().get(1))
+                .as("kubectl get: the NODES column lists both").contains("[\"" + newestEmpty + "\",\"" + olderEmpty + "\"]");
         assertThat(world.isUnschedulable(twoPods)).isFalse();
         assertThat(world.isUnschedulable(onePod)).isFalse();
         assertThat(world.simulator().calls("scaleKubernetesCluster")).singleElement()
@@ -81,7 +83,7 @@ class ScaleDownCountIT extends ScaleDownScenario {
             assertThat(refused.getStatus().getConditions()).as("the refusal names the other ScaleDown")
                     .anyMatch(c -> c.getMessage() != null && c.getMessage().contains("ScaleDown/" + done.getMetadata().getName()));
 
-            List<String> removed = List.of(done.getStatus().getTargetNodes().split(","));
+            List<String> removed = done.getStatus().getTargetNodes();
             List<String> left = workers.stream().filter(w -> !removed.contains(w)).toList();
             assertThat(left).as("one of the three workers stays").hasSize(1);
             assertThat(world.isUnschedulable(left.get(0))).as("and is schedulable").isFalse();

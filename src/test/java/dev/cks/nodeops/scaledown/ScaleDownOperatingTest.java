@@ -244,7 +244,7 @@ class ScaleDownOperatingTest {
         ScaleDownStatus done = reconcileToEnd();
 
         assertThat(done.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
-        assertThat(done.getTargetNodes()).isEqualTo(W2);
+        assertThat(done.getTargetNodes()).containsExactly(W2);
         assertThat(done.getKeptNodes()).singleElement().satisfies(kept -> {
             assertThat(kept.getName()).isEqualTo(W1);
             assertThat(kept.getPhase()).isEqualTo(Phase.Kept);

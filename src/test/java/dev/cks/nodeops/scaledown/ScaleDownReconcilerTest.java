@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 
@@ -582,6 +583,59 @@ class ScaleDownReconcilerTest {
         assertThat(nodes.isCordoned(W2)).isFalse();
         assertThat(nodes.ours(W1)).isEmpty();
         assertThat(nodes.ours(W2)).isEmpty();
+    }
+
+    /**
+     * Shape: a CKS cluster of a control-plane node and three workers. Actor: a person upgrading the operator in place while a
+     * ScaleDown of two workers drains, then deleting it. The older operator stored status.targetNodes as the text "w1,w2"; the
+     * new one reads each node from it and gives both back (read as one name, it would have released neither, both left cordoned).
+     */
+    @Test
+    void deletedAfterAnOperatorUpgradeItGivesBackEachNodeTheOlderOperatorRecordedAsText() {
+        for (int i = 0; i < 10; i++) {
+            nodes.thenDrain(W1, (state, now) -> moving(state, now.plusSeconds(1), 3));
+        }
+        create(List.of(W1, W2), spec -> { });
+        reconcileUntil("draining", s -> s.getPhase() == ScaleDownStatus.Phase.Draining && s.getCurrentNode() != null);
+        assertThat(nodes.isCordoned(W1) && nodes.isCordoned(W2)).isTrue();
+
+        scaleDown = asAnOlderOperatorStoredIt(scaleDown);
+        reconciler.cleanup(scaleDown, null);
+
+        assertThat(store.replaced).as("replaced before anything is applied over it").isEqualTo(1);
+
+        assertThat(nodes.isCordoned(W1)).isFalse();
+        assertThat(nodes.isCordoned(W2)).isFalse();
+        assertThat(nodes.ours(W1)).isEmpty();
+        assertThat(nodes.ours(W2)).isEmpty();
+    }
+
+    /** As {@link #deletedAfterAnOperatorUpgradeItGivesBackEachNodeTheOlderOperatorRecordedAsText}, but left to run: it removes exactly those two. */
+    @Test
+    void resumedAfterAnOperatorUpgradeItRemovesExactlyTheNodesTheOlderOperatorRecordedAsText() {
+        List<String> vmIds = List.copyOf(cluster.vmIds());
+        create(List.of(W1, W2), spec -> { });
+        reconcileUntil("draining", s -> s.getPhase() == ScaleDownStatus.Phase.Draining);
+
+        scaleDown = asAnOlderOperatorStoredIt(scaleDown);
+        restartOperator();
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(store.replaced).as("once, in the first reconcile").isEqualTo(1);
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        assertThat(status.getTargetNodes()).containsExactly(W1, W2);
+        assertThat(simulator.calls("scaleKubernetesCluster")).singleElement()
+                .satisfies(call -> assertThat(call.params().get("nodeids")).isEqualTo(vmIds.get(1) + "," + vmIds.get(2)));
+        assertThat(nodes.nodes()).extracting(n -> n.getMetadata().getName()).containsExactly(CONTROL, W3);
+    }
+
+    /** The ScaleDown as the API server hands it to an upgraded operator when an operator before 0.3.0 wrote its status. */
+    @SuppressWarnings("unchecked")
+    private static ScaleDown asAnOlderOperatorStoredIt(ScaleDown current) {
+        Map<String, Object> stored = Serialization.unmarshal(Serialization.asJson(current), Map.class);
+        Map<String, Object> status = (Map<String, Object>) stored.get("status");
+        status.put("targetNodes", String.join(",", (List<String>) status.get("targetNodes")));
+        return Serialization.unmarshal(Serialization.asJson(stored), ScaleDown.class);
     }
 
     // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------

@@ -29,6 +29,7 @@ import dev.cks.nodeops.upgrade.NodeUpgrade;
 import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
 import dev.cks.nodeops.upgrade.UpgradeExecutor;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -115,7 +116,7 @@ final class ShapeBed implements AutoCloseable {
         upgrade.getMetadata().setName(operation);
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(target);
-        spec.setNodeSelector(Map.of(LABEL, name));
+        spec.setSelector(new LabelSelector(null, Map.of(LABEL, name)));
         UpgradeExecutor executor = new UpgradeExecutor();
         executor.setType(UpgradeExecutor.Type.Script);
         UpgradeExecutor.Script script = new UpgradeExecutor.Script();

@@ -14,7 +14,15 @@ import io.fabric8.kubernetes.client.utils.Serialization;
  */
 public final class RecordingStatusStore implements StatusStore {
     public final List<String> persisted = new ArrayList<>();
+    /** How often a status was replaced whole (an older operator's, which the API server cannot apply over). */
+    public int replaced;
     private String durable;
+
+    @Override
+    public void replace(CustomResource<?, ?> resource) {
+        replaced++;
+        persist(resource);
+    }
 
     @Override
     public void persist(CustomResource<?, ?> resource) {

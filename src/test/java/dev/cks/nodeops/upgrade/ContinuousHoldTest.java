@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 
@@ -48,7 +50,7 @@ class ContinuousHoldTest {
         List<Node> cluster = List.of(node("c-control-1", true, "2026-01-01T00:00:00Z", TARGET, true), node("w1").version(TARGET).build(),
                 node("w-new").created("2026-06-01T09:59:00Z").version(FROM).build());
 
-        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, Map.of(), TARGET, upgraded("c-control-1", "w1"), NOW);
+        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, NodeSelection.everything(), TARGET, upgraded("c-control-1", "w1"), NOW);
 
         assertThat(scan.corrections()).singleElement().satisfies(c -> {
             assertThat(c.entry()).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getPhase, UpgradeNodeStatus::getAction,
@@ -63,8 +65,8 @@ class ContinuousHoldTest {
     @Test
     void aWorkerBackFromNotReadyAtTheOldVersionIsCorrectedOnlyOnceItIsReady() {
         List<UpgradeNodeStatus> held = upgraded("w1");
-        ContinuousHold.Scan whileDown = ContinuousHold.scan(List.of(node("w1").version(FROM).ready(false).build()), Map.of(), TARGET, held, NOW);
-        ContinuousHold.Scan back = ContinuousHold.scan(List.of(node("w1").version(FROM).build()), Map.of(), TARGET, held, NOW);
+        ContinuousHold.Scan whileDown = ContinuousHold.scan(List.of(node("w1").version(FROM).ready(false).build()), NodeSelection.everything(), TARGET, held, NOW);
+        ContinuousHold.Scan back = ContinuousHold.scan(List.of(node("w1").version(FROM).build()), NodeSelection.everything(), TARGET, held, NOW);
 
         assertThat(whileDown.corrections()).isEmpty();
         assertThat(whileDown.notNow()).singleElement().satisfies(why -> assertThat(why).contains("w1").contains("not Ready"));
@@ -78,8 +80,8 @@ class ContinuousHoldTest {
         List<Node> cluster = List.of(node("w1").version(TARGET).build(), node("w-newer").version("v1.36.0").build(),
                 node("w-patch").version("v1.35.10").build());
 
-        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, Map.of(), TARGET, upgraded("w1"), NOW);
-        List<UpgradeNodeStatus> rollout = ContinuousHold.neverDown(UpgradePlan.plan(cluster, Map.of(), TARGET), TARGET, "a1");
+        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, NodeSelection.everything(), TARGET, upgraded("w1"), NOW);
+        List<UpgradeNodeStatus> rollout = ContinuousHold.neverDown(UpgradePlan.plan(cluster, NodeSelection.everything(), TARGET), TARGET, "a1");
 
         assertThat(scan.corrections()).isEmpty();
         assertThat(scan.newer()).containsExactlyInAnyOrder("w-newer (v1.36.0)", "w-patch (v1.35.10)");
@@ -93,7 +95,7 @@ class ContinuousHoldTest {
     void aRolloutPlanOfContinuousModeGivesEachNodeToUpgradeItsAttemptAndLeavesTheOthers() {
         List<Node> cluster = List.of(node("w1").version(FROM).build(), node("w2").version(TARGET).build());
 
-        List<UpgradeNodeStatus> rollout = ContinuousHold.neverDown(UpgradePlan.plan(cluster, Map.of(), TARGET), TARGET, "a1");
+        List<UpgradeNodeStatus> rollout = ContinuousHold.neverDown(UpgradePlan.plan(cluster, NodeSelection.everything(), TARGET), TARGET, "a1");
 
         assertThat(rollout).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getPhase, UpgradeNodeStatus::getAttempt)
                 .containsExactlyInAnyOrder(tuple("w1", Phase.Pending, "a1"), tuple("w2", Phase.Skipped, null));
@@ -107,7 +109,7 @@ class ContinuousHoldTest {
                 node("w-out").version(FROM).label("pool", "a").annotation(NodeAnnotations.EXCLUDE, "true").build(),
                 node("w-other").version(FROM).label("pool", "b").build());
 
-        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, Map.of("pool", "a"), TARGET, entries, NOW);
+        ContinuousHold.Scan scan = ContinuousHold.scan(cluster, NodeSelection.matchLabels(Map.of("pool", "a")), TARGET, entries, NOW);
 
         assertThat(scan.corrections()).isEmpty();
         assertThat(scan.belowTarget()).as("w1 and w-out; w-other is not selected").isEqualTo(2);
@@ -121,7 +123,7 @@ class ContinuousHoldTest {
         entries.get(0).setVersion(null);
         entries.get(0).setSkipReason("it opts out of node operations (nodeops.cks.dev/exclude: true)");
 
-        ContinuousHold.Scan scan = ContinuousHold.scan(List.of(node("w1").version(FROM).build()), Map.of(), TARGET, entries, NOW);
+        ContinuousHold.Scan scan = ContinuousHold.scan(List.of(node("w1").version(FROM).build()), NodeSelection.everything(), TARGET, entries, NOW);
 
         assertThat(scan.corrections()).singleElement().satisfies(c -> assertThat(c.message()).contains("it was not upgraded before").contains("opts out"));
     }
@@ -130,7 +132,7 @@ class ContinuousHoldTest {
     void entriesOfDeletedNodesThatAreDoneWithLeaveTheStatusAndCorrectionsReplaceTheirNodesEarlierEntry() {
         List<UpgradeNodeStatus> entries = upgraded("w1", "w-gone");
         ContinuousHold.Scan scan = ContinuousHold.scan(List.of(node("w1").version(FROM).build(), node("w-new").version(FROM).build()),
-                Map.of(), TARGET, entries, NOW);
+                NodeSelection.everything(), TARGET, entries, NOW);
 
         List<UpgradeNodeStatus> merged = ContinuousHold.withCorrections(entries, scan.corrections());
 
@@ -166,6 +168,31 @@ class ContinuousHoldTest {
         assertThat(ofSecond.earlier()).containsExactlyEntriesOf(Map.of("hold-a", List.of("w1")));
         assertThat(ContinuousHold.overlapRefusal(second, ofSecond.earlier())).contains("hold-b").contains("hold-a").contains("w1")
                 .contains("Nothing was cordoned");
+    }
+
+    /**
+     * Shape: a kubeadm cluster, a control-plane node and two workers (one of pool a). Actor: two people holding versions,
+     * one over "workers only" (matchExpressions) and one over the control plane (Exists), one with the deprecated
+     * nodeSelector over pool a: the overlap check sees through each selector shape (#35).
+     */
+    @Test
+    void theOverlapCheckMatchesExpressionsAndTheDeprecatedNodeSelectorAlike() {
+        NodeUpgrade workers = upgrade("hold-workers", "2026-06-01T08:00:00Z", UpgradeMode.Continuous, Map.of());
+        workers.getSpec().setSelector(new LabelSelectorBuilder().addNewMatchExpression().withKey(UpgradePlan.CONTROL_PLANE_LABEL)
+                .withOperator("DoesNotExist").endMatchExpression().build());
+        NodeUpgrade controlPlane = upgrade("hold-control-plane", "2026-06-01T09:00:00Z", UpgradeMode.Continuous, Map.of());
+        controlPlane.getSpec().setSelector(new LabelSelectorBuilder().addNewMatchExpression().withKey(UpgradePlan.CONTROL_PLANE_LABEL)
+                .withOperator("Exists").endMatchExpression().build());
+        NodeUpgrade poolA = upgrade("hold-pool-a", "2026-06-01T10:00:00Z", UpgradeMode.Continuous, Map.of());
+        poolA.getSpec().setSelector(null);
+        poolA.getSpec().setNodeSelector(Map.of("pool", "a"));
+        List<Node> cluster = List.of(node("cp").controlPlane().build(), node("w1").label("pool", "a").build(), node("w2").build());
+        List<NodeUpgrade> all = List.of(workers, controlPlane, poolA);
+
+        assertThat(ContinuousHold.overlaps(workers, all, cluster).later()).containsExactlyEntriesOf(Map.of("hold-pool-a", List.of("w1")));
+        assertThat(ContinuousHold.overlaps(controlPlane, all, cluster).earlier()).as("the control plane is no worker").isEmpty();
+        assertThat(ContinuousHold.overlaps(controlPlane, all, cluster).later()).isEmpty();
+        assertThat(ContinuousHold.overlaps(poolA, all, cluster).earlier()).containsExactlyEntriesOf(Map.of("hold-workers", List.of("w1")));
     }
 
     @Test
@@ -205,7 +232,7 @@ class ContinuousHoldTest {
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(TARGET);
         spec.setMode(mode);
-        spec.setNodeSelector(selector);
+        spec.setSelector(new LabelSelector(null, selector));
         upgrade.setSpec(spec);
         return upgrade;
     }

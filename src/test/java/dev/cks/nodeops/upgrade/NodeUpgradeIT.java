@@ -24,6 +24,7 @@ import dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -146,6 +147,33 @@ class NodeUpgradeIT extends NodeUpgradeScenario {
         }
         assertThat(metrics).anyMatch(l -> l.startsWith("cks_operation_phase{") && l.contains("name=\"nu-order\"") && l.contains("phase=\"Succeeded\"")
                 && l.endsWith(" 1.0"));
+    }
+
+    /**
+     * Shape: the KWOK bed, one control-plane node (kubeadm's {@code node-role.kubernetes.io/control-plane} label, as CKS
+     * nodes have it) and two workers, all at the old version. Actor: a person upgrading the workers only with
+     * spec.selector's matchExpressions (#35); matchLabels keeps the NodeUpgrade to this test's nodes of the shared bed.
+     * The control-plane node is not in the plan, gets no Job, and is never cordoned, locked or even named in an event.
+     */
+    @Test
+    void aSelectorWithDoesNotExistOnTheControlPlaneLabelUpgradesExactlyTheWorkers() {
+        String control = bed.controlPlane(FROM);
+        String w1 = bed.worker(FROM);
+        String w2 = bed.worker(FROM);
+
+        bed.create("nu-workers", script(), spec -> spec.setSelector(new LabelSelectorBuilder().withMatchLabels(Map.of(UpgradeBed.GROUP_LABEL, bed.group))
+                .addNewMatchExpression().withKey(UpgradePlan.CONTROL_PLANE_LABEL).withOperator("DoesNotExist").endMatchExpression().build()));
+        NodeUpgrade done = bed.await("nu-workers", UPGRADE_TIME, phase(NodeUpgradeStatus.Phase.Succeeded));
+
+        assertThat(done.getStatus().getNodes()).extracting(UpgradeNodeStatus::getName).containsExactlyInAnyOrder(w1, w2);
+        assertThat(kubelets.jobsOn(bed.nodes)).extracting(SeenJob::node, SeenJob::action)
+                .containsExactlyInAnyOrder(tuple(w1, "Node"), tuple(w2, "Node"));
+        assertThat(UpgradePlan.isReadyAt(bed.node(w1), TARGET) && UpgradePlan.isReadyAt(bed.node(w2), TARGET)).isTrue();
+        assertThat(bed.node(control).getStatus().getNodeInfo().getKubeletVersion()).isEqualTo(FROM);
+        bed.assertReleased(control, false);
+        assertThat(testBed.nodeEventsOf(control)).as("nothing was done to the control-plane node").isEmpty();
+        assertThat(bed.events("nu-workers")).as("no event names the control-plane node").noneMatch(e -> e.getMessage().contains(control))
+                .as("the new field: no deprecation").noneMatch(e -> e.getReason().equals(NodeSelection.DEPRECATED_NODE_SELECTOR));
     }
 
     @Test

@@ -40,6 +40,7 @@ import dev.cks.nodeops.testing.TestSettings;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -548,7 +549,7 @@ class NodeUpgradeOperatingTest {
 
     @Test
     void aWorkerOnlyUpgradeAboveTheApiServerIsRefusedQuotingTheRule() {
-        create(spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", WORKERS.get(0))));
+        create(spec -> spec.setSelector(new LabelSelector(null, Map.of("kubernetes.io/hostname", WORKERS.get(0)))));
 
         reconcileToEnd();
 

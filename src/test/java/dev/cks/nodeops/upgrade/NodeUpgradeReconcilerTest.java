@@ -57,6 +57,7 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Action;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
 import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
@@ -138,7 +139,7 @@ class NodeUpgradeReconcilerTest {
     /** An upgrade of one worker alone, after the control plane (the API server) was upgraded to the target. */
     private java.util.function.Consumer<NodeUpgradeSpec> workerOnly(String node) {
         nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
-        return spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", node));
+        return spec -> spec.setSelector(new LabelSelector(null, Map.of("kubernetes.io/hostname", node)));
     }
 
     /** Reconciles as JOSDK would, moving the clock by each asked delay and playing the kubelet, until the predicate holds. */
@@ -1191,7 +1192,7 @@ class NodeUpgradeReconcilerTest {
     /** Shape: any cluster. Actor: a person whose selector matches no node. Before, a plain Succeeded said nothing was wrong. */
     @Test
     void aSelectorMatchingNoNodeSucceedsAsNothingSelectedWithAWarning() {
-        create(UpgradeExecutor.Type.Script, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", "prod-node-typo")));
+        create(UpgradeExecutor.Type.Script, spec -> spec.setSelector(new LabelSelector(null, Map.of("kubernetes.io/hostname", "prod-node-typo"))));
 
         NodeUpgradeStatus status = reconcileToEnd();
 
@@ -1201,6 +1202,48 @@ class NodeUpgradeReconcilerTest {
             assertThat(e.type()).isEqualTo("Warning");
             assertThat(e.message()).contains("kubernetes.io/hostname=prod-node-typo");
         });
+    }
+
+    /**
+     * Shape: a kubeadm (CKS) cluster, one control-plane node (Ready at the target already, its API server too) and two
+     * workers. Actor: a person selecting "workers only" with spec.selector's matchExpressions (#35): the control-plane node
+     * is not part of the upgrade at all, not even as a skipped node.
+     */
+    @Test
+    void aSelectorWithDoesNotExistOnTheControlPlaneLabelPlansExactlyTheWorkers() {
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        create(UpgradeExecutor.Type.Script, spec -> spec.setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder().addNewMatchExpression()
+                .withKey("node-role.kubernetes.io/control-plane").withOperator("DoesNotExist").endMatchExpression().build()));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getNodes()).extracting(UpgradeNodeStatus::getName).containsExactly(W1, W2);
+        assertThat(jobs.nodesWithJobs()).containsExactly(W1, W2);
+        assertThat(nodes.calls).noneMatch(call -> call.contains(CONTROL));
+        assertThat(events.all()).noneMatch(e -> e.reason().equals(NodeSelection.DEPRECATED_NODE_SELECTOR));
+    }
+
+    /**
+     * Shape: three nodes, the control plane at the target. Actor: a person whose NodeUpgrade (written for the last release)
+     * still selects with the deprecated spec.nodeSelector: it is upgraded as before, with one Warning event that spells out
+     * the move, and the Accepted condition says it as long as the upgrade is shown.
+     */
+    @Test
+    void theDeprecatedNodeSelectorStillSelectsWithAWarningThatSpellsOutTheMove() {
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        create(UpgradeExecutor.Type.Script, spec -> spec.setNodeSelector(Map.of("kubernetes.io/hostname", W1)));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(status.getNodes()).extracting(UpgradeNodeStatus::getName).containsExactly(W1);
+        String move = "Write spec.selector: {matchLabels: {kubernetes.io/hostname: " + W1 + "}} instead and remove spec.nodeSelector";
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(NodeSelection.DEPRECATED_NODE_SELECTOR)).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).startsWith("NodeUpgrade to-1-35 selects its nodes with spec.nodeSelector, which is deprecated").contains(move);
+        });
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains(move);
     }
 
     /**

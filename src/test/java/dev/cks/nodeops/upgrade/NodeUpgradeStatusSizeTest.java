@@ -30,6 +30,7 @@ import dev.cks.nodeops.testing.StatusBound;
 import dev.cks.nodeops.testing.TestNodes;
 import dev.cks.nodeops.testing.TestSettings;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -156,7 +157,7 @@ class NodeUpgradeStatusSizeTest {
     private NodeUpgrade upgrade() {
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(TARGET);
-        spec.setNodeSelector(Map.of("pool", "dense"));
+        spec.setSelector(new LabelSelector(null, Map.of("pool", "dense")));
         spec.setExecutor(UpgradeBed.script("upgrade", "upgrade.sh"));
         spec.setMaxUnavailable(new IntOrString(MAX_UNAVAILABLE));
         spec.setTimeoutSeconds(86_400);

@@ -15,6 +15,7 @@ import org.awaitility.Awaitility;
 import dev.cks.nodeops.common.ListPages;
 import dev.cks.nodeops.testbed.TestBed;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -121,7 +122,7 @@ public final class ScaleBed {
         upgrade.setMetadata(new ObjectMetaBuilder().withName(name).build());
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(UpgradeBed.TARGET);
-        spec.setNodeSelector(Map.of(POOL, pool));
+        spec.setSelector(new LabelSelector(null, Map.of(POOL, pool)));
         spec.setExecutor(UpgradeBed.script(scriptConfigMap, "upgrade.sh"));
         spec.setMaxUnavailable(new IntOrString(maxUnavailable));
         spec.setReadyTimeoutSeconds(3600);

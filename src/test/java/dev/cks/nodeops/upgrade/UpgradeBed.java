@@ -15,6 +15,7 @@ import org.awaitility.core.ConditionTimeoutException;
 
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.testbed.TestBed;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -70,7 +71,7 @@ final class UpgradeBed {
         upgrade.setMetadata(new ObjectMetaBuilder().withName(name).build());
         NodeUpgradeSpec spec = new NodeUpgradeSpec();
         spec.setTargetVersion(TARGET);
-        spec.setNodeSelector(Map.of(GROUP_LABEL, group));
+        spec.setSelector(new LabelSelector(null, Map.of(GROUP_LABEL, group)));
         spec.setExecutor(executor);
         spec.setReadyTimeoutSeconds(60);
         spec.setTimeoutSeconds(600);

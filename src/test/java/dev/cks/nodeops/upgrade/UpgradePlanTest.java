@@ -26,7 +26,7 @@ class UpgradePlanTest {
                 node("c-node-a", false, T1, "v1.32.7", true),
                 node("c-control-y", true, T0, "v1.32.7", true));
 
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(nodes, Map.of(), "v1.33.4");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(nodes, NodeSelection.everything(), "v1.33.4");
 
         assertThat(plan).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getRole, UpgradeNodeStatus::getAction, UpgradeNodeStatus::getPhase)
                 .containsExactly(
@@ -41,7 +41,7 @@ class UpgradePlanTest {
     void firstControlPlaneIsTheOldestThenByNameWhenCreatedTogether() {
         List<Node> nodes = List.of(node("c-control-b", true, T0, "v1.32.7", true), node("c-control-a", true, T0, "v1.32.7", true));
 
-        assertThat(UpgradePlan.plan(nodes, Map.of(), "v1.33.4")).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction)
+        assertThat(UpgradePlan.plan(nodes, NodeSelection.everything(), "v1.33.4")).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction)
                 .containsExactly(tuple("c-control-a", Action.Apply), tuple("c-control-b", Action.Node));
     }
 
@@ -52,7 +52,7 @@ class UpgradePlanTest {
                 node("c-control-b", true, T1, "v1.32.7", true),
                 node("c-node-a", false, T0, "v1.33.4+vendor.1", true));
 
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(nodes, Map.of(), "1.33.4");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(nodes, NodeSelection.everything(), "1.33.4");
 
         assertThat(plan).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction, UpgradeNodeStatus::getPhase)
                 .containsExactly(tuple("c-control-a", Action.Skip, Phase.Skipped), tuple("c-control-b", Action.Node, Phase.Pending),
@@ -62,14 +62,14 @@ class UpgradePlanTest {
 
     @Test
     void versionMatchIsExactSoAPatchThatMerelyStartsWithTheTargetIsUpgraded() {
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(node("c-node-a", false, T0, "v1.28.10", true)), Map.of(), "1.28.1");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(node("c-node-a", false, T0, "v1.28.10", true)), NodeSelection.everything(), "1.28.1");
 
         assertThat(plan.get(0).getAction()).isEqualTo(Action.Node);
     }
 
     @Test
     void aNodeAtTheTargetButNotReadyIsUpgradedAgain() {
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(node("c-node-a", false, T0, "v1.33.4", false)), Map.of(), "v1.33.4");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(node("c-node-a", false, T0, "v1.33.4", false)), NodeSelection.everything(), "v1.33.4");
 
         assertThat(plan.get(0).getAction()).isEqualTo(Action.Node);
         assertThat(plan.get(0).getPhase()).isEqualTo(Phase.Pending);
@@ -83,7 +83,7 @@ class UpgradePlanTest {
         Node worker = node("c-node-a", false, T0, "v1.32.7", true);
         worker.getMetadata().getLabels().put("pool", "x");
 
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(other, selectedControl, worker), Map.of("pool", "x"), "v1.33.4");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(other, selectedControl, worker), NodeSelection.matchLabels(Map.of("pool", "x")), "v1.33.4");
 
         assertThat(plan).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction)
                 .containsExactly(tuple("c-control-b", Action.Apply), tuple("c-node-a", Action.Node));
@@ -95,7 +95,7 @@ class UpgradePlanTest {
         Node selectedControl = node("c-control-b", true, T1, "v1.32.7", true);
         selectedControl.getMetadata().getLabels().put("pool", "x");
 
-        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(done, selectedControl), Map.of("pool", "x"), "v1.33.4");
+        List<UpgradeNodeStatus> plan = UpgradePlan.plan(List.of(done, selectedControl), NodeSelection.matchLabels(Map.of("pool", "x")), "v1.33.4");
 
         assertThat(plan).extracting(UpgradeNodeStatus::getName, UpgradeNodeStatus::getAction).containsExactly(tuple("c-control-b", Action.Node));
     }

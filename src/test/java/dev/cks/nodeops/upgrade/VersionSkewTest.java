@@ -14,7 +14,7 @@ class VersionSkewTest {
     private static final String T0 = "2026-01-01T00:00:00Z";
 
     private static List<UpgradeNodeStatus> plan(List<Node> nodes, Map<String, String> selector, String target) {
-        return UpgradePlan.plan(nodes, selector, target);
+        return UpgradePlan.plan(nodes, NodeSelection.matchLabels(selector), target);
     }
 
     @Test
