@@ -33,8 +33,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
  * Its attach and detach are {@link IsoAttachment}'s, with kill points of their own.
  */
 final class IsoCanary {
-    static final String REFUSED = "IsoRefused";
-    static final String PASSED = "IsoPassed";
+    static final String ISO_REFUSED = "IsoRefused";
+    static final String ISO_PASSED = "IsoPassed";
     static final String CHECKING = "IsoCanary";
     /**
      * The addons kubeadm deploys whose images its list names, by image name, with the k8s-app label kubeadm's
@@ -117,11 +117,11 @@ final class IsoCanary {
                 + settings.namespace() + "/" + canary.getJobName() + ")";
         if (canary.getVerdict() == Verdict.Passed) {
             String message = checkedOn + ": passed. " + String.join("; ", canary.getChecked()) + ".";
-            recorder.condition(upgrade, Conditions.ISO_VERIFIED, true, PASSED, message, now);
-            recorder.event(upgrade, PASSED, message);
+            recorder.condition(upgrade, Conditions.ISO_VERIFIED, true, ISO_PASSED, message, now);
+            recorder.event(upgrade, ISO_PASSED, message);
             return Optional.empty();
         }
-        recorder.condition(upgrade, Conditions.ISO_VERIFIED, false, REFUSED, checkedOn + ": " + String.join("; ", canary.getProblems()) + ".", now);
+        recorder.condition(upgrade, Conditions.ISO_VERIFIED, false, ISO_REFUSED, checkedOn + ": " + String.join("; ", canary.getProblems()) + ".", now);
         return Optional.of(refusal(upgrade, canary));
     }
 
@@ -197,7 +197,7 @@ final class IsoCanary {
 
     private Refused refusal(NodeUpgrade upgrade, IsoCanaryStatus canary) {
         String name = upgrade.getMetadata().getName();
-        return new Refused(REFUSED, "The binaries ISO " + canary.getIsoId() + " of " + canary.getTargetVersion() + " failed the ISO canary on node "
+        return new Refused(ISO_REFUSED, "The binaries ISO " + canary.getIsoId() + " of " + canary.getTargetVersion() + " failed the ISO canary on node "
                 + canary.getNode() + ": " + String.join("; ", canary.getProblems()) + ". Nothing was cordoned. Register a complete ISO for "
                 + canary.getTargetVersion() + " in CloudStack (addKubernetesSupportedVersion), then retry with: kubectl annotate nu " + name + " "
                 + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");

@@ -68,7 +68,7 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
 
         Condition accepted = Conditions.find(refused.getStatus().getConditions(), Conditions.ACCEPTED).orElseThrow();
         assertThat(accepted.getStatus()).isEqualTo("False");
-        assertThat(accepted.getReason()).isEqualTo(IsoCanary.REFUSED);
+        assertThat(accepted.getReason()).isEqualTo(IsoCanary.ISO_REFUSED);
         assertThat(accepted.getMessage()).contains("failed the ISO canary on node " + control).contains("without a verdict")
                 .contains("Nothing was cordoned");
         String controlVm = cloudStack.vmId(control);

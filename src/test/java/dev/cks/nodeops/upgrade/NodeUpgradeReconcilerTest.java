@@ -494,7 +494,7 @@ class NodeUpgradeReconcilerTest {
         assertThat(jobs.scripts).containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.SCRIPT_KEY)
                 .containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.CANARY_KEY);
         assertThat(jobs.jobOf(W1).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).contains("1.35.4", "false", "false");
-        assertThat(events.reasons()).containsSubsequence("IsoAttached", "IsoDetached", IsoCanary.PASSED, OperationRecorder.CORDONED, "IsoAttached",
+        assertThat(events.reasons()).containsSubsequence("IsoAttached", "IsoDetached", IsoCanary.ISO_PASSED, OperationRecorder.CORDONED, "IsoAttached",
                 "Upgrading", "IsoDetached", "NodeUpgraded");
         assertThat(status.getIsoCanary()).satisfies(canary -> {
             assertThat(canary.getNode()).isEqualTo(W1);
@@ -526,7 +526,7 @@ class NodeUpgradeReconcilerTest {
         assertThat(refused.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
         assertThat(condition(Conditions.ACCEPTED)).satisfies(c -> {
             assertThat(c.getStatus()).isEqualTo("False");
-            assertThat(c.getReason()).isEqualTo(IsoCanary.REFUSED);
+            assertThat(c.getReason()).isEqualTo(IsoCanary.ISO_REFUSED);
             assertThat(c.getMessage()).contains("failed the ISO canary on node " + CONTROL).contains("images: no archive for docker/etcd:3.6.5-0.tar")
                     .contains("Nothing was cordoned").contains(NodeAnnotations.RETRY);
         });
