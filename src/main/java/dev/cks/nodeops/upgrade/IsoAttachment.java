@@ -22,7 +22,8 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
  * The CloudStackIso executor's ISO on a node's VM: attached before its upgrade Job (attachIso), detached
  * after it whatever its outcome (detachIso), and detached before a node is given up. Both writes go
  * through {@link CloudStackWrite}; the node's {@code isoState} says which one its {@code isoRequestedAt}
- * and {@code isoJobId} belong to. A VM keeps no CD-ROM of ours.
+ * and {@code isoJobId} belong to. A VM keeps no CD-ROM of ours. The ISO canary attaches and detaches
+ * through its own instance, on its own {@link IsoRecord} and with kill points of its own.
  */
 final class IsoAttachment {
     /** The kill points of a node's upgrade. */

@@ -212,11 +212,15 @@ final class IsoCanary {
         return attachment.detachBeforeGivingUp(upgrade, canary, now);
     }
 
-    /** A retry checks again after a failed (or unfinished) canary; a passed one stands for its target. */
+    /**
+     * A retry checks again after a failed (or unfinished) canary; a passed one stands for its target. A record whose ISO
+     * may still be on the VM is kept, so that it is detached, never forgotten.
+     */
     static void startOver(NodeUpgradeStatus status) {
         IsoCanaryStatus canary = status.getIsoCanary();
-        if (canary != null && !(canary.isOver() && canary.getVerdict() == Verdict.Passed) && canary.getIsoState() != IsoState.Attaching
-                && canary.getIsoState() != IsoState.Detaching && canary.getIsoState() != IsoState.Attached) {
+        boolean passed = canary != null && canary.isOver() && canary.getVerdict() == Verdict.Passed;
+        boolean isoOff = canary != null && (canary.getIsoState() == null || canary.getIsoState() == IsoState.Detached);
+        if (canary != null && !passed && isoOff) {
             status.setIsoCanary(null);
         }
     }
