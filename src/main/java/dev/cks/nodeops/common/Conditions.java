@@ -36,6 +36,8 @@ public final class Conditions {
     public static final String CLOUDSTACK_TLS = "CloudStackTLS";
     /** A Continuous NodeUpgrade: True while every selected node it may touch is at the target and it watches; False while it corrects one. */
     public static final String HOLDING = "Holding";
+    /** NodeUpgrade (CloudStackIso): the ISO canary's verdict on the target version's binaries ISO. */
+    public static final String ISO_VERIFIED = "IsoVerified";
     /** A Continuous NodeUpgrade: True while another Continuous NodeUpgrade selects one of its nodes (the later one is refused); names it. */
     public static final String OVERLAPPING = "Overlapping";
 

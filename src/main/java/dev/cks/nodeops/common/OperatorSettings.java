@@ -144,6 +144,14 @@ public interface OperatorSettings {
 
         /** The sha256 (hex) of every upgrade script the Script executor may run; the chart computes them from upgrade.scripts. */
         Optional<java.util.Set<String>> scriptSha256();
+
+        /**
+         * Whether a CloudStackIso NodeUpgrade checks the target's ISO on its first node before any cordon (the ISO canary,
+         * docs/upgrade.md). Off only where no pod log can be read (the canary's verdict is its Job's log): then a bad ISO
+         * is found by the first node's upgrade Job, after its drain.
+         */
+        @WithDefault("true")
+        boolean isoCanary();
     }
 
     String DEFAULT_JOB_IMAGE = "busybox:1.37@sha256:9db7b59979c38555a39def84a31fb98b5296952f9e3afd4f6f11f05b07adfab0";

@@ -47,6 +47,13 @@ public enum KillPoint {
     SCALEDOWN_FAILED_RELEASED("scaledown.failed.released", "a node still in the cluster given back after a failed removal, before Failed is written"),
     SCALEDOWN_DELETED_RELEASED("scaledown.deleted.released", "a node given back because the ScaleDown was deleted, before its finalizer is removed"),
     // NodeUpgrade: per node
+    NODEUPGRADE_CANARY_ISO_INTENT("nodeupgrade.canary.attach-intent", "the ISO canary's attach intent persisted, before attachIso is sent"),
+    NODEUPGRADE_CANARY_ISO_ATTACH_ANSWERED("nodeupgrade.canary.attach-answered", "the canary's attachIso answered with its job, before the job id is written"),
+    NODEUPGRADE_CANARY_ISO_ATTACHED("nodeupgrade.canary.attached", "the canary's attach job seen succeeded, before Attached is written"),
+    NODEUPGRADE_CANARY_JOB_CREATED("nodeupgrade.canary.job-created", "the canary's verification Job created, before its name is written"),
+    NODEUPGRADE_CANARY_VERDICT_READ("nodeupgrade.canary.verdict-read", "the canary Job's verdict read from its log, before it is written"),
+    NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED("nodeupgrade.canary.detach-answered", "the canary's detachIso answered with its job, before the job id is written"),
+    NODEUPGRADE_CANARY_ISO_DETACHED("nodeupgrade.canary.detached", "the canary's detach job seen succeeded, before Detached and the verdict's condition are written"),
     NODEUPGRADE_LOCKED("nodeupgrade.locked", "the node locked, before it is cordoned"),
     NODEUPGRADE_CORDONED("nodeupgrade.cordoned", "the node cordoned, before status records it"),
     NODEUPGRADE_DRAIN_STEP("nodeupgrade.drain-step", "pods evicted in a drain step, before the drain state is written"),

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import dev.cks.nodeops.cloudstack.CloudStackAccess;
@@ -27,6 +28,8 @@ import dev.cks.nodeops.operation.PermissionPreflight.Need;
 final class CloudStackIsoExecutor {
     static final String SCRIPT_CONFIGMAP = "cks-node-operator-upgrade-script";
     static final String SCRIPT_KEY = "upgrade-kubernetes.sh";
+    /** The ISO canary's read-only check, in the same ConfigMap (docs/upgrade.md, "ISO canary"). */
+    static final String CANARY_KEY = "verify-iso.sh";
 
     /** Where a node's VM is, and which ISO it gets. */
     record Attachment(String clusterId, String vmId, String isoId) {
@@ -139,9 +142,23 @@ final class CloudStackIsoExecutor {
 
     /** The operator's copy of CKS's node script. */
     static String script() {
-        try (InputStream in = CloudStackIsoExecutor.class.getResourceAsStream("/upgrade/" + SCRIPT_KEY)) {
+        return shipped(SCRIPT_KEY);
+    }
+
+    /** The ISO canary's script: it only reads the attached ISO. */
+    static String canaryScript() {
+        return shipped(CANARY_KEY);
+    }
+
+    /** Both scripts the executor runs on nodes, by their key in {@link #SCRIPT_CONFIGMAP}. */
+    static Map<String, String> scripts() {
+        return Map.of(SCRIPT_KEY, script(), CANARY_KEY, canaryScript());
+    }
+
+    private static String shipped(String key) {
+        try (InputStream in = CloudStackIsoExecutor.class.getResourceAsStream("/upgrade/" + key)) {
             if (in == null) {
-                throw new IllegalStateException("the node script /upgrade/" + SCRIPT_KEY + " is missing from the operator's jar");
+                throw new IllegalStateException("the node script /upgrade/" + key + " is missing from the operator's jar");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

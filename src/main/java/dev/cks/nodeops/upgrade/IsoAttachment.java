@@ -22,31 +22,43 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.IsoState;
  * The CloudStackIso executor's ISO on a node's VM: attached before its upgrade Job (attachIso), detached
  * after it whatever its outcome (detachIso), and detached before a node is given up. Both writes go
  * through {@link CloudStackWrite}; the node's {@code isoState} says which one its {@code isoRequestedAt}
- * and {@code isoJobId} belong to. A VM keeps no CD-ROM of ours.
+ * and {@code isoJobId} belong to. A VM keeps no CD-ROM of ours. The ISO canary attaches and detaches
+ * through its own instance, on its own {@link IsoRecord} and with kill points of its own.
  */
 final class IsoAttachment {
-    private static final CloudStackWrite.KillPoints ATTACH_POINTS = new CloudStackWrite.KillPoints(KillPoint.NODEUPGRADE_ISO_INTENT,
+    /** The kill points of a node's upgrade. */
+    static final CloudStackWrite.KillPoints UPGRADE_ATTACH = new CloudStackWrite.KillPoints(KillPoint.NODEUPGRADE_ISO_INTENT,
             KillPoint.NODEUPGRADE_ISO_ATTACH_ANSWERED, KillPoint.NODEUPGRADE_ISO_ATTACHED);
-    private static final CloudStackWrite.KillPoints DETACH_POINTS = new CloudStackWrite.KillPoints(null,
+    static final CloudStackWrite.KillPoints UPGRADE_DETACH = new CloudStackWrite.KillPoints(null,
             KillPoint.NODEUPGRADE_ISO_DETACH_ANSWERED, KillPoint.NODEUPGRADE_ISO_DETACHED);
+    /** The kill points of the ISO canary. */
+    static final CloudStackWrite.KillPoints CANARY_ATTACH = new CloudStackWrite.KillPoints(KillPoint.NODEUPGRADE_CANARY_ISO_INTENT,
+            KillPoint.NODEUPGRADE_CANARY_ISO_ATTACH_ANSWERED, KillPoint.NODEUPGRADE_CANARY_ISO_ATTACHED);
+    static final CloudStackWrite.KillPoints CANARY_DETACH = new CloudStackWrite.KillPoints(null,
+            KillPoint.NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED, KillPoint.NODEUPGRADE_CANARY_ISO_DETACHED);
 
     private final CloudStackIsoExecutor iso;
     private final OperationRecorder recorder;
     private final StatusStore store;
     private final CloudStackWrite writes;
+    private final CloudStackWrite.KillPoints attachPoints;
+    private final CloudStackWrite.KillPoints detachPoints;
 
-    IsoAttachment(CloudStackIsoExecutor iso, OperationRecorder recorder, StatusStore store, Duration recheckCloudStack) {
+    IsoAttachment(CloudStackIsoExecutor iso, OperationRecorder recorder, StatusStore store, Duration recheckCloudStack,
+            CloudStackWrite.KillPoints attachPoints, CloudStackWrite.KillPoints detachPoints) {
         this.iso = iso;
         this.recorder = recorder;
         this.store = store;
         this.writes = new CloudStackWrite(recheckCloudStack);
+        this.attachPoints = attachPoints;
+        this.detachPoints = detachPoints;
     }
 
     /**
      * The version's ISO onto the node's VM. Chosen (VM, ISO) and checked before anything is asked; an ISO
      * already there is taken as attached, another one fails the node. Continue(next) once attached.
      */
-    Outcome attach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+    Outcome attach(NodeUpgrade upgrade, IsoRecord node, Instant now) {
         if (node.getIsoState() != IsoState.Attaching || node.getIsoRequestedAt() == null && node.getIsoJobId() == null) {
             Optional<Outcome> refused = chooseIso(upgrade, node);
             if (refused.isPresent()) {
@@ -57,7 +69,7 @@ final class IsoAttachment {
         return attachOutcome(upgrade, node, advance(upgrade, attachWrite(upgrade, node), now));
     }
 
-    private Optional<Outcome> chooseIso(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+    private Optional<Outcome> chooseIso(NodeUpgrade upgrade, IsoRecord node) {
         KubernetesCluster cluster = cluster(upgrade);
         CloudStackIsoExecutor.Attachment attachment;
         try {
@@ -75,7 +87,7 @@ final class IsoAttachment {
         return Optional.empty();
     }
 
-    private Outcome attachOutcome(NodeUpgrade upgrade, UpgradeNodeStatus node, CloudStackWrite.Outcome outcome) {
+    private Outcome attachOutcome(NodeUpgrade upgrade, IsoRecord node, CloudStackWrite.Outcome outcome) {
         if (outcome instanceof CloudStackWrite.Pending pending) {
             return new Continue(pending.step());
         }
@@ -91,7 +103,7 @@ final class IsoAttachment {
     }
 
     /** The Job is over (or the node is given up): the ISO comes off next. */
-    static void startDetaching(UpgradeNodeStatus node) {
+    static void startDetaching(IsoRecord node) {
         node.setIsoState(IsoState.Detaching);
         forget(node);
     }
@@ -100,7 +112,7 @@ final class IsoAttachment {
      * Empty once the ISO is detached; a Continue while CloudStack works on it; NodeFailed when CloudStack
      * refuses. A VM without an ISO, or CloudStack's "no ISO attached" answer, counts as detached.
      */
-    Optional<Outcome> detach(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+    Optional<Outcome> detach(NodeUpgrade upgrade, IsoRecord node, Instant now) {
         CloudStackWrite.Outcome outcome = advance(upgrade, detachWrite(upgrade, node), now);
         if (outcome instanceof CloudStackWrite.Pending pending) {
             return Optional.of(new Continue(pending.step()));
@@ -126,7 +138,7 @@ final class IsoAttachment {
      * Before a failed node is given up: an ISO of ours still attached (or being attached) is detached
      * first. Empty when none is left; a detach CloudStack refuses is reported, not retried forever.
      */
-    Optional<Step> detachBeforeGivingUp(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+    Optional<Step> detachBeforeGivingUp(NodeUpgrade upgrade, IsoRecord node, Instant now) {
         if (node.getIsoState() == null || node.getIsoState() == IsoState.Detached) {
             return Optional.empty();
         }
@@ -155,20 +167,20 @@ final class IsoAttachment {
         return writes.advance(iso.client(), write, recorder.writeReport(upgrade, store, "Upgrading", now), now);
     }
 
-    private CloudStackWrite.Write attachWrite(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+    private CloudStackWrite.Write attachWrite(NodeUpgrade upgrade, IsoRecord node) {
         CloudStackIsoExecutor.Attachment attachment = new CloudStackIsoExecutor.Attachment(upgrade.getStatus().getClusterId(), node.getVmId(),
                 node.getIsoId());
         return new CloudStackWrite.Write(CloudStackCommand.ATTACH_ISO, "attachIso of ISO " + node.getIsoId() + " to VM " + node.getVmId()
                 + " (node " + node.getName() + ")", LostAnswer.JobInstance.virtualMachine(node.getVmId()),
                 client -> iso.attachedIso(cluster(upgrade), node.getVmId()).filter(node.getIsoId()::equals).isPresent(),
-                client -> iso.startAttach(attachment), record(node), ATTACH_POINTS);
+                client -> iso.startAttach(attachment), record(node), attachPoints);
     }
 
-    private CloudStackWrite.Write detachWrite(NodeUpgrade upgrade, UpgradeNodeStatus node) {
+    private CloudStackWrite.Write detachWrite(NodeUpgrade upgrade, IsoRecord node) {
         return new CloudStackWrite.Write(CloudStackCommand.DETACH_ISO, "detachIso of ISO " + node.getIsoId() + " from VM " + node.getVmId()
                 + " (node " + node.getName() + ")", LostAnswer.JobInstance.virtualMachine(node.getVmId()),
                 client -> iso.attachedIso(cluster(upgrade), node.getVmId()).isEmpty(), client -> iso.startDetach(node.getVmId()), record(node),
-                DETACH_POINTS);
+                detachPoints);
     }
 
     private KubernetesCluster cluster(NodeUpgrade upgrade) {
@@ -178,11 +190,11 @@ final class IsoAttachment {
         return cluster;
     }
 
-    private static CloudStackWrite.Record record(UpgradeNodeStatus node) {
+    private static CloudStackWrite.Record record(IsoRecord node) {
         return CloudStackWrite.Record.inStatus(node::getIsoRequestedAt, node::setIsoRequestedAt, node::getIsoJobId, node::setIsoJobId);
     }
 
-    private static void forget(UpgradeNodeStatus node) {
+    private static void forget(IsoRecord node) {
         node.setIsoJobId(null);
         node.setIsoRequestedAt(null);
     }

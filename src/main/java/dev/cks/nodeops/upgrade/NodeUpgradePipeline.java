@@ -213,6 +213,10 @@ final class NodeUpgradePipeline {
     }
 
     private Step outcomeOf(NodeUpgrade upgrade, UpgradeNodeStatus node, UpgradeJobStep.Outcome outcome, Instant now) {
+        if (outcome instanceof UpgradeJobStep.Refused refused) {
+            recorder.refused(upgrade, refused.reason(), refused.message(), now);
+            return Step.finished();
+        }
         return outcome instanceof UpgradeJobStep.NodeFailed failed ? fail(upgrade, node, failed.error(), now)
                 : ((UpgradeJobStep.Continue) outcome).step();
     }

@@ -270,8 +270,15 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         RolloutGate.Round round = RolloutGate.round(upgrade.getSpec(), status, windows, ownNodes, owner(upgrade), now);
         List<Step> steps = new ArrayList<>();
         for (RolloutGate.Turn turn : round.turns()) {
+            if (status.finished()) {
+                // Refused by a node's turn (the ISO canary): no other node starts.
+                return Step.finished();
+            }
             steps.add(turn instanceof RolloutGate.GiveUp giveUp ? pipeline.giveUp(upgrade, giveUp.node(), giveUp.error(), now)
                     : pipeline.step(upgrade, turn.node(), now));
+        }
+        if (status.finished()) {
+            return Step.finished();
         }
         status.setProgress(UpgradeProgress.progress(status.getNodes()));
         List<String> busy = status.getNodes().stream().filter(UpgradeRollout::inProgress).map(UpgradeNodeStatus::getName).toList();

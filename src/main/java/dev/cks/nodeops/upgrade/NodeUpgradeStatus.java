@@ -26,6 +26,9 @@ public class NodeUpgradeStatus extends NodeOperationStatus {
     private String targetVersion;
     @JsonPropertyDescription("Continuous only, once its rollout is over: what it sees of the selected nodes while it holds the version.")
     private HoldStatus hold;
+    @JsonPropertyDescription("CloudStackIso only: the ISO canary, the target's binaries ISO checked read-only on the first node before any node"
+            + " is cordoned (docs/upgrade.md, \"ISO canary\"); condition IsoVerified says its verdict.")
+    private IsoCanaryStatus isoCanary;
 
     public Phase getPhase() { return phase; }
     public void setPhase(Phase phase) { this.phase = phase; }
@@ -37,6 +40,8 @@ public class NodeUpgradeStatus extends NodeOperationStatus {
     public void setTargetVersion(String targetVersion) { this.targetVersion = targetVersion; }
     public HoldStatus getHold() { return hold; }
     public void setHold(HoldStatus hold) { this.hold = hold; }
+    public IsoCanaryStatus getIsoCanary() { return isoCanary; }
+    public void setIsoCanary(IsoCanaryStatus isoCanary) { this.isoCanary = isoCanary; }
 
     /** Waiting only while no node is held; a wait with a node cordoned keeps Running and the Waiting condition says why. */
     @Override

@@ -37,6 +37,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 public final class UpgradeJob {
     public static final String LABEL_NODEUPGRADE = NodeAnnotations.PREFIX + "nodeupgrade";
     public static final String LABEL_NODE = NodeAnnotations.PREFIX + "node";
+    /** On the ISO canary's Job instead of {@link #LABEL_NODE}: it is no upgrade of the node, and nothing waits for it as for one. */
+    public static final String LABEL_ISO_CANARY = NodeAnnotations.PREFIX + "iso-canary";
     public static final String ANNOTATION_ACTION = NodeAnnotations.PREFIX + "action";
     public static final String ANNOTATION_TARGET = NodeAnnotations.PREFIX + "target-version";
     /** The name of the NodeUpgrade that made the Job (a label may hold only a hash of a long name). */
@@ -92,18 +94,39 @@ public final class UpgradeJob {
     private UpgradeJob() {
     }
 
+    /** What a Job does on its node: upgrade it, or only read the binaries ISO attached to it (the ISO canary). */
+    enum Purpose {
+        UPGRADE("upgrade-", LABEL_NODE), ISO_CANARY("iso-canary-", LABEL_ISO_CANARY);
+
+        final String prefix;
+        final String nodeLabel;
+
+        Purpose(String prefix, String nodeLabel) {
+            this.prefix = prefix;
+            this.nodeLabel = nodeLabel;
+        }
+    }
+
     /** Deterministic: the same upgrade, node and attempt always give the same name, so a restarted operator finds its Job. */
     public static String name(String nodeUpgradeUid, String nodeName, String attemptKey) {
+        return name(Purpose.UPGRADE, nodeUpgradeUid, nodeName, attemptKey);
+    }
+
+    static String name(Purpose purpose, String nodeUpgradeUid, String nodeName, String attemptKey) {
         String hash = ScriptTrust.sha256(nodeUpgradeUid + "/" + nodeName + "/" + (attemptKey == null ? "" : attemptKey)).substring(0, 10);
         String node = nodeName.length() > 40 ? nodeName.substring(0, 40) : nodeName;
-        return ("upgrade-" + node).replaceAll("[^a-z0-9-]", "-").replaceAll("-+$", "") + "-" + hash;
+        return (purpose.prefix + node).replaceAll("[^a-z0-9-]", "-").replaceAll("-+$", "") + "-" + hash;
     }
 
     public static Job build(Request request) {
-        String name = name(request.nodeUpgradeUid(), request.nodeName(), request.attemptKey());
+        return build(request, Purpose.UPGRADE);
+    }
+
+    static Job build(Request request, Purpose purpose) {
+        String name = name(purpose, request.nodeUpgradeUid(), request.nodeName(), request.attemptKey());
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(LABEL_NODEUPGRADE, labelValue(request.nodeUpgradeName()));
-        labels.put(LABEL_NODE, labelValue(request.nodeName()));
+        labels.put(purpose.nodeLabel, labelValue(request.nodeName()));
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(ANNOTATION_ACTION, request.action().name());
         annotations.put(ANNOTATION_TARGET, request.targetVersion());

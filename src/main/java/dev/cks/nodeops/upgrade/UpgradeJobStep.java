@@ -61,6 +61,10 @@ final class UpgradeJobStep {
     record Upgraded(Optional<IsoAddons.Report> addons) implements Outcome {
     }
 
+    /** The NodeUpgrade may not go on at all (condition Accepted=False with this reason); no node was touched. */
+    record Refused(String reason, String message) implements Outcome {
+    }
+
     private final UpgradeJobs jobs;
     private final CloudStackIsoExecutor iso;
     private final IsoAttachment isoAttachment;
@@ -68,11 +72,13 @@ final class UpgradeJobStep {
     private final StatusStore store;
     private final OperatorSettings settings;
     private final ScriptTrust scripts;
+    private final IsoCanary isoCanary;
 
     UpgradeJobStep(UpgradeJobs jobs, CloudStackIsoExecutor iso, OperationRecorder recorder, StatusStore store, OperatorSettings settings) {
         this.jobs = jobs;
         this.iso = iso;
-        this.isoAttachment = new IsoAttachment(iso, recorder, store, RECHECK_CLOUDSTACK);
+        this.isoAttachment = new IsoAttachment(iso, recorder, store, RECHECK_CLOUDSTACK, IsoAttachment.UPGRADE_ATTACH, IsoAttachment.UPGRADE_DETACH);
+        this.isoCanary = new IsoCanary(jobs, iso, recorder, store, settings);
         this.recorder = recorder;
         this.store = store;
         this.settings = settings;
@@ -83,7 +89,7 @@ final class UpgradeJobStep {
      * Before the node is locked and cordoned, a node is never drained for an upgrade that cannot run:
      * Script — the script is one the operator's configuration allows (docs/security.md); CloudStackIso —
      * CloudStack is not changing the cluster itself, the keys may call what the upgrade sends, the node has a VM
-     * and the target a usable ISO.
+     * and the target a usable ISO, and that ISO passed the {@link IsoCanary} (checked once, on the first node).
      * Empty when the node may go ahead.
      */
     Optional<Outcome> beforeCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
@@ -95,7 +101,22 @@ final class UpgradeJobStep {
                 // What the node's Job will run is judged before the node is touched: a changed script fails here, not after a drain.
                 ? (userScript(upgrade) instanceof ScriptTrust.Refused refused ? Optional.of(new NodeFailed(refused.message())) : Optional.empty())
                 : cloudStackReady(upgrade, node, now);
-        return executorCheck.isPresent() ? executorCheck : admitted(upgrade, node);
+        if (executorCheck.isPresent()) {
+            return executorCheck;
+        }
+        Optional<Outcome> admission = admitted(upgrade, node);
+        return admission.isPresent() || upgrade.getSpec().getExecutor().getType() != UpgradeExecutor.Type.CloudStackIso
+                || !settings.upgrade().isoCanary() ? admission : canaryPassed(upgrade, node, now);
+    }
+
+    private Optional<Outcome> canaryPassed(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
+        try {
+            return isoCanary.check(upgrade, node, now);
+        } catch (CloudStackAccess.Unavailable | CloudStackException e) {
+            recorder.waiting(upgrade, CloudStackWait.reason(e), "CloudStack did not answer while the ISO canary ran on node " + node.getName()
+                    + " (" + e.getMessage() + "); asking again in " + RECHECK_CLOUDSTACK.toSeconds() + "s. Nothing is cordoned meanwhile.", now);
+            return Optional.of(new Continue(Step.after(RECHECK_CLOUDSTACK)));
+        }
     }
 
     /**
@@ -232,7 +253,8 @@ final class UpgradeJobStep {
      */
     Optional<Step> detachBeforeGivingUp(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         try {
-            return isoAttachment.detachBeforeGivingUp(upgrade, node, now);
+            Optional<Step> canary = isoCanary.detachBeforeGivingUp(upgrade, node, now);
+            return canary.isPresent() ? canary : isoAttachment.detachBeforeGivingUp(upgrade, node, now);
         } catch (CloudStackAccess.Unavailable | CloudStackException e) {
             recorder.waiting(upgrade, CloudStackWait.reason(e), "The ISO of failed node " + node.getName() + " is detached once CloudStack answers ("
                     + e.getMessage() + ").", now);
@@ -294,7 +316,7 @@ final class UpgradeJobStep {
             }
         }
         if (executor.getType() == UpgradeExecutor.Type.CloudStackIso) {
-            jobs.writeScript(namespace, CloudStackIsoExecutor.SCRIPT_CONFIGMAP, CloudStackIsoExecutor.SCRIPT_KEY, CloudStackIsoExecutor.script());
+            jobs.writeScripts(namespace, CloudStackIsoExecutor.SCRIPT_CONFIGMAP, CloudStackIsoExecutor.scripts());
             KillPoint.NODEUPGRADE_SCRIPT_WRITTEN.reached();
         }
         // Judged again as the Job is made (the script may have changed during the drain); the Job runs only this digest.

@@ -10,6 +10,7 @@ import org.jboss.logging.Logger;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -57,8 +58,11 @@ interface UpgradeJobs {
     /** The data of a ConfigMap in the operator's namespace; empty when it does not exist. */
     Optional<Map<String, String>> configMapData(String namespace, String name);
 
-    /** Writes the script ConfigMap, so it always matches the running operator. */
-    void writeScript(String namespace, String configMap, String key, String content);
+    /** Writes the scripts' ConfigMap (every key of it), so it always matches the running operator. */
+    void writeScripts(String namespace, String configMap, Map<String, String> scripts);
+
+    /** Whether any pod in the namespace carries the label: whether the cluster runs an addon. */
+    boolean anyPod(String namespace, String labelKey, String labelValue);
 
     static UpgradeJobs on(KubernetesClient client) {
         return new OnApiServer(client);
@@ -180,12 +184,18 @@ interface UpgradeJobs {
         }
 
         @Override
-        public void writeScript(String namespace, String configMap, String key, String content) {
+        public void writeScripts(String namespace, String configMap, Map<String, String> scripts) {
             client.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
                     .withNewMetadata().withName(configMap).withNamespace(namespace)
                     .addToLabels("app.kubernetes.io/managed-by", "cks-node-operator").endMetadata()
-                    .addToData(key, content)
+                    .addToData(scripts)
                     .build()).createOr(existing -> existing.update());
+        }
+
+        @Override
+        public boolean anyPod(String namespace, String labelKey, String labelValue) {
+            return !client.pods().inNamespace(namespace).withLabel(labelKey, labelValue)
+                    .list(new ListOptionsBuilder().withLimit(1L).build()).getItems().isEmpty();
         }
     }
 }

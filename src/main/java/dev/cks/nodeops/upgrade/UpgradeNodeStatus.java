@@ -5,7 +5,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.cks.nodeops.drain.DrainState;
 import dev.cks.nodeops.operation.NodeProgress;
 
-public class UpgradeNodeStatus extends NodeProgress {
+public class UpgradeNodeStatus extends NodeProgress implements IsoRecord {
     public enum Action {
         /** The first control-plane node: `kubeadm upgrade apply`. */
         Apply,

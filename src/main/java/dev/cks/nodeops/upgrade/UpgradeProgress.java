@@ -72,6 +72,7 @@ public final class UpgradeProgress {
         Conditions.remove(status.getConditions(), Conditions.SUCCEEDED);
         Conditions.remove(status.getConditions(), Conditions.HOLDING);
         status.setHold(null);
+        IsoCanary.startOver(status);
         // The plan records the target it goes to; until then no rollout is under way at an earlier one.
         status.setTargetVersion(null);
     }

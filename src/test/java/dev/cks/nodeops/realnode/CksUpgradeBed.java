@@ -215,8 +215,17 @@ final class CksUpgradeBed implements AutoCloseable {
         return client.getKubernetesVersion().getGitVersion();
     }
 
-    /** The upgrade Jobs the operator made for this NodeUpgrade, oldest first. */
+    /** The upgrade Jobs the operator made for this NodeUpgrade, oldest first (not the ISO canary's: {@link #canaryJobsOf}). */
     List<Job> jobsOf(String nodeUpgrade) {
+        return allJobsOf(nodeUpgrade).stream().filter(j -> j.getMetadata().getLabels().containsKey(UpgradeJob.LABEL_NODE)).toList();
+    }
+
+    /** The ISO canary's Jobs of this NodeUpgrade, oldest first. */
+    List<Job> canaryJobsOf(String nodeUpgrade) {
+        return allJobsOf(nodeUpgrade).stream().filter(j -> j.getMetadata().getLabels().containsKey(UpgradeJob.LABEL_ISO_CANARY)).toList();
+    }
+
+    private List<Job> allJobsOf(String nodeUpgrade) {
         return client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_NODEUPGRADE, nodeUpgrade)
                 .list().getItems().stream().sorted(java.util.Comparator.comparing(j -> j.getMetadata().getCreationTimestamp())).toList();
     }

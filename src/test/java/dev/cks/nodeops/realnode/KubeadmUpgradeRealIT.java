@@ -42,8 +42,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
  * Nothing of the upgrade is simulated but CloudStack's API and the hypervisor's CD-ROM, and systemd
  * (this machine has none): the bed's systemctl stand-in drives the kubelet "unit".
  *
- * First an ISO without k8s/kubeadm: the node fails with the script's message and nothing of the
- * control plane changes. Then the real upgrade, timed phase by phase, with the API server's outage
+ * First an ISO without k8s/kubeadm: the ISO canary refuses it before the node is cordoned, and nothing of
+ * the control plane changes. Then the real upgrade, timed phase by phase, with the API server's outage
  * measured (target/realupgrade/: report.md, kubectl-get-nu-w.txt, the Job's log).
  */
 @ExtendWith(RealNodeExtension.class)
@@ -78,30 +78,52 @@ class KubeadmUpgradeRealIT {
         }
     }
 
+    /**
+     * Shape: the real kubeadm control-plane node, CloudStackIso, an ISO of the target without k8s/kubeadm. Other actor: whoever
+     * registered that ISO. The ISO canary finds it before the node is cordoned; before the canary, the node was cordoned and
+     * drained and its upgrade Job failed on the missing kubeadm.
+     */
     @Test
     @Order(1)
-    void anIsoWithoutKubeadmFailsTheNodeWithTheScriptsMessageAndChangesNothing() throws Exception {
+    void anIsoWithoutKubeadmIsRefusedByTheCanaryBeforeAnyCordonAndChangesNothing() throws Exception {
         Map<String, String> imagesBefore = CksUpgradeBed.manifestImages();
         assertThat(imagesBefore).as("the control plane at %s", FROM).containsEntry("kube-apiserver", "registry.k8s.io/kube-apiserver:" + FROM);
         cks.useIso(cks.isoWithoutKubeadm);
         cks.cloudStack.simulator().clearCalls();
         int systemctlBefore = cks.systemctlCalls().size();
+        List<String> cordons = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (var watch = cks.client.nodes().withName(cks.node).watch(new io.fabric8.kubernetes.client.Watcher<>() {
+            @Override
+            public void eventReceived(Action action, io.fabric8.kubernetes.api.model.Node node) {
+                if (Boolean.TRUE.equals(node.getSpec().getUnschedulable())) {
+                    cordons.add(node.getMetadata().getResourceVersion());
+                }
+            }
 
-        cks.create("cks-iso-without-kubeadm");
-        NodeUpgrade failed = cks.awaitFinished("cks-iso-without-kubeadm", Duration.ofMinutes(10));
+            @Override
+            public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+            }
+        })) {
+            cks.create("cks-iso-without-kubeadm");
+            NodeUpgrade refused = cks.awaitFinished("cks-iso-without-kubeadm", Duration.ofMinutes(10));
 
-        assertThat(failed.getStatus().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
-        UpgradeNodeStatus node = UpgradeWatch.nodeStatus(failed, cks.node);
-        assertThat(node.getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Failed);
-        assertThat(node.getError()).as("the script's own message, from the Job's log")
-                .contains("has no k8s/kubeadm: is it the binaries ISO of 1.35.4?");
-        assertThat(node.getIsoState()).isEqualTo(UpgradeNodeStatus.IsoState.Detached);
+            assertThat(refused.getStatus().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+            io.fabric8.kubernetes.api.model.Condition accepted = dev.cks.nodeops.common.Conditions.find(refused.getStatus().getConditions(),
+                    dev.cks.nodeops.common.Conditions.ACCEPTED).orElseThrow();
+            assertThat(accepted.getStatus()).isEqualTo("False");
+            assertThat(accepted.getMessage()).as("the canary's finding, from its Job's log")
+                    .contains("failed the ISO canary on node " + cks.node).contains("kubeadm: the ISO has no k8s/kubeadm").contains("Nothing was cordoned");
+            assertThat(refused.getStatus().getIsoCanary().getProblems()).contains("kubeadm: the ISO has no k8s/kubeadm");
+            assertThat(UpgradeWatch.nodeStatus(refused, cks.node).getPhase()).as("never started").isEqualTo(UpgradeNodeStatus.Phase.Pending);
+        }
+        assertThat(cordons).as("the node was never cordoned").isEmpty();
+        assertThat(cks.jobsOf("cks-iso-without-kubeadm")).as("no upgrade Job").isEmpty();
+        assertThat(cks.canaryJobsOf("cks-iso-without-kubeadm")).hasSize(1);
         assertThat(cks.cloudStack.simulator().calls("attachIso")).hasSize(1);
         assertThat(cks.cloudStack.simulator().calls("detachIso")).hasSize(1);
         assertThat(cks.drive.changes()).extracting(LoopDeviceIsoDrive.Change::action).containsExactly("insert", "eject");
         assertThat(LoopDeviceIsoDrive.loopDevicesOf(cks.isoWithoutKubeadm)).as("loop devices of the ISO").isEmpty();
         assertThat(CksUpgradeBed.isoMounted()).as("/mnt/k8sdisk mounted").isFalse();
-        assertThat(cks.client.nodes().withName(cks.node).get().getSpec().getUnschedulable()).as("uncordoned").isNotEqualTo(Boolean.TRUE);
         // The control plane is as it was: versions, manifests, kubelet, kubeadm.
         assertThat(CksUpgradeBed.manifestImages()).isEqualTo(imagesBefore);
         assertThat(cks.serverVersion()).isEqualTo(FROM);
@@ -168,10 +190,12 @@ class KubeadmUpgradeRealIT {
         assertThat(done.getStatus().getConditions()).filteredOn(c -> c.getType().equals("AddonsApplied")).singleElement()
                 .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"));
 
-        // The ISO was attached once and detached once, and nothing of it is left on the machine.
-        assertThat(cks.cloudStack.simulator().calls("attachIso")).hasSize(1);
-        assertThat(cks.cloudStack.simulator().calls("detachIso")).hasSize(1);
-        assertThat(report.driveChanges()).extracting(LoopDeviceIsoDrive.Change::action).containsExactly("insert", "eject");
+
+        // The ISO was attached and detached once for the canary, which passed it, then once for the upgrade; nothing of it is left.
+        assertThat(done.getStatus().getIsoCanary().getVerdict()).isEqualTo(dev.cks.nodeops.upgrade.IsoCanaryStatus.Verdict.Passed);
+        assertThat(cks.cloudStack.simulator().calls("attachIso")).hasSize(2);
+        assertThat(cks.cloudStack.simulator().calls("detachIso")).hasSize(2);
+        assertThat(report.driveChanges()).extracting(LoopDeviceIsoDrive.Change::action).containsExactly("insert", "eject", "insert", "eject");
         assertThat(LoopDeviceIsoDrive.loopDevicesOf(cks.goodIso)).as("loop devices of the ISO").isEmpty();
         assertThat(CksUpgradeBed.isoMounted()).as("/mnt/k8sdisk mounted").isFalse();
 

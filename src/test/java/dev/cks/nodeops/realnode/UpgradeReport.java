@@ -39,8 +39,13 @@ record UpgradeReport(Instant created, NodeUpgrade done, UpgradeWatch watch, List
     List<Phase> phases() {
         Optional<Instant> draining = watch.first("node", v -> v.equals("Cordoned") || v.equals("Draining"));
         Optional<Instant> upgrading = watch.first("node", "Upgrading");
-        Optional<Instant> inserted = driveChanges.stream().filter(c -> c.action().equals("insert")).map(LoopDeviceIsoDrive.Change::at).findFirst();
-        Optional<Instant> ejected = driveChanges.stream().filter(c -> c.action().equals("eject")).map(LoopDeviceIsoDrive.Change::at).findFirst();
+        // The ISO canary inserts and ejects the ISO before the node is cordoned; the upgrade's own come after Upgrading.
+        Optional<Instant> canaryEjected = driveChanges.stream().filter(c -> c.action().equals("eject") && draining.map(c.at()::isBefore).orElse(true))
+                .map(LoopDeviceIsoDrive.Change::at).findFirst();
+        Optional<Instant> inserted = driveChanges.stream().filter(c -> c.action().equals("insert") && upgrading.map(at -> !c.at().isBefore(at)).orElse(false))
+                .map(LoopDeviceIsoDrive.Change::at).findFirst();
+        Optional<Instant> ejected = driveChanges.stream().filter(c -> c.action().equals("eject") && inserted.map(c.at()::isAfter).orElse(false))
+                .map(LoopDeviceIsoDrive.Change::at).findFirst();
         Optional<Instant> jobCreated = jobs.stream().findFirst().map(j -> Instant.parse(j.getMetadata().getCreationTimestamp()));
         Optional<Instant> applyStarted = scriptLine("kubeadm upgrade apply");
         Optional<Instant> replacing = scriptLine("replacing kubelet and kubectl");
@@ -51,6 +56,7 @@ record UpgradeReport(Instant created, NodeUpgrade done, UpgradeWatch watch, List
         Optional<Instant> uncordoned = watch.changes().stream().filter(c -> c.subject().equals("unschedulable") && c.value().equals("false"))
                 .map(UpgradeWatch.Change::at).filter(at -> upgrading.isPresent() && at.isAfter(upgrading.get())).findFirst();
         List<Phase> phases = new ArrayList<>();
+        phases.add(new Phase("ISO canary (NodeUpgrade created → the canary's ISO ejected)", Optional.of(created), canaryEjected));
         phases.add(new Phase("accepted, locked, cordoned (NodeUpgrade created → node Cordoned/Draining)", Optional.of(created), draining));
         phases.add(new Phase("drain (→ node Upgrading)", draining, upgrading));
         phases.add(new Phase("ISO attach (attachIso job polled → loop device)", upgrading, inserted));

@@ -39,6 +39,9 @@ public final class KubeletUpgradeSimulation implements AutoCloseable {
             @Override
             public void onAdd(Job job) {
                 Map<String, String> labels = job.getMetadata().getLabels();
+                if (labels.get(UpgradeJob.LABEL_NODE) == null) {
+                    return; // the ISO canary's Job: no upgrade
+                }
                 seen.add(new SeenJob(job.getMetadata().getName(), labels.get(UpgradeJob.LABEL_NODE),
                         job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_ACTION), labels.get(UpgradeJob.LABEL_NODEUPGRADE)));
                 upgradeWhenDone(job);
@@ -70,6 +73,10 @@ public final class KubeletUpgradeSimulation implements AutoCloseable {
     }
 
     private void upgradeWhenDone(Job job) {
+        // The ISO canary's Job (no node label) only reads the ISO: no kubelet restarts after it.
+        if (job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE) == null) {
+            return;
+        }
         if (UpgradeJob.outcome(job) instanceof UpgradeJob.Succeeded && upgraded.add(job.getMetadata().getName())) {
             String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
             if (holding.contains(node)) {

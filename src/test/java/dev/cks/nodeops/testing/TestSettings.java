@@ -90,6 +90,7 @@ public final class TestSettings implements OperatorSettings {
 
     /** Scripts the Script executor may run: their sha256, as the chart lists them. */
     public final java.util.Set<String> scriptSha256 = new java.util.HashSet<>();
+    public boolean isoCanary = true;
 
     @Override
     public Upgrade upgrade() {
@@ -117,6 +118,11 @@ public final class TestSettings implements OperatorSettings {
             @Override
             public Optional<java.util.Set<String>> scriptSha256() {
                 return Optional.of(scriptSha256);
+            }
+
+            @Override
+            public boolean isoCanary() {
+                return isoCanary;
             }
         };
     }

@@ -76,10 +76,33 @@ final class FakeUpgradeJobs implements UpgradeJobs {
         jobs.remove(name);
     }
 
+    /** What the ISO canary's Jobs print: a good ISO unless a test says otherwise. */
+    String canaryLog = "iso-canary: ok kubeadm: k8s/kubeadm is v1.35.4\niso-canary: ok images: archives for kube-apiserver:v1.35.4\n"
+            + "iso-canary: verdict passed\n";
+    /** The k8s-app labels of the addons the cluster runs (kube-system pods). */
+    final java.util.Set<String> addons = new java.util.HashSet<>(java.util.Set.of("kube-dns", "kube-proxy"));
+
     @Override
     public String logTail(String namespace, String jobName) {
         logsRead.add(jobName);
-        return log;
+        Job job = jobs.get(jobName);
+        return job != null && job.getMetadata().getLabels().containsKey(UpgradeJob.LABEL_ISO_CANARY) ? canaryLog : log;
+    }
+
+    @Override
+    public boolean anyPod(String namespace, String labelKey, String labelValue) {
+        return "kube-system".equals(namespace) && "k8s-app".equals(labelKey) && addons.contains(labelValue);
+    }
+
+    /** The ISO canary's Jobs, in the order they were made. */
+    List<Job> canaryJobs() {
+        return jobs.values().stream().filter(j -> j.getMetadata().getLabels().containsKey(UpgradeJob.LABEL_ISO_CANARY)).toList();
+    }
+
+    /** Every canary Job still running ends (succeeded: the script reached a verdict, which its log says). */
+    void finishCanaries() {
+        canaryJobs().stream().filter(job -> UpgradeJob.outcome(job) instanceof UpgradeJob.Running).forEach(job -> job.setStatus(
+                new JobStatusBuilder().withConditions(new JobConditionBuilder().withType("Complete").withStatus("True").build()).build()));
     }
 
     @Override
@@ -88,8 +111,8 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     }
 
     @Override
-    public void writeScript(String namespace, String configMap, String key, String content) {
-        scripts.put(configMap + "/" + key, content);
+    public void writeScripts(String namespace, String configMap, Map<String, String> content) {
+        content.forEach((key, script) -> scripts.put(configMap + "/" + key, script));
     }
 
     /** The Job of this node (the only one, or the newest) ends. */
@@ -111,6 +134,6 @@ final class FakeUpgradeJobs implements UpgradeJobs {
     }
 
     List<String> nodesWithJobs() {
-        return jobs.values().stream().map(j -> j.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)).toList();
+        return jobs.values().stream().map(j -> j.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE)).filter(java.util.Objects::nonNull).toList();
     }
 }

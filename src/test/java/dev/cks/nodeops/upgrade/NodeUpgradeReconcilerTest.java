@@ -89,6 +89,9 @@ class NodeUpgradeReconcilerTest {
     private final RecordingStatusStore store = new RecordingStatusStore();
     private final TestSettings settings = new TestSettings();
     private static final String SCRIPT = "#!/bin/sh\nkubeadm upgrade \"$2\"\n";
+    /** What the canary's script prints for an ISO of the target without etcd's image archive. */
+    private static final String BAD_ISO_LOG = "iso-canary: ok kubeadm: k8s/kubeadm is v1.35.4\n"
+            + "iso-canary: bad images: no archive for docker/etcd:3.6.5-0.tar\niso-canary: verdict failed\n";
     private final SimulatedVersion version = simulator.addSupportedVersion(TARGET.substring(1));
     private final SimulatedCluster cluster = simulator.addCluster("prod", Owner.of(simulator.defaultAccount()), "CloudManaged", version.id());
     /** Nodes whose Job the "kubelet" lets fail; every other Job succeeds and brings its node back at the target. */
@@ -149,10 +152,12 @@ class NodeUpgradeReconcilerTest {
     }
 
     private void playKubelets() {
+        // The ISO canary only reads the ISO: it ends whatever a test does with the upgrade Jobs.
+        jobs.finishCanaries();
         if (!jobsFinish) {
             return;
         }
-        jobs.jobs.values().stream().filter(job -> UpgradeJob.outcome(job) instanceof UpgradeJob.Running).toList().forEach(job -> {
+        jobs.jobs.values().stream().filter(job -> UpgradeJob.outcome(job) instanceof UpgradeJob.Running && job.getMetadata().getLabels().containsKey(UpgradeJob.LABEL_NODE)).toList().forEach(job -> {
             String node = job.getMetadata().getLabels().get(UpgradeJob.LABEL_NODE);
             boolean succeeds = !failingJobs.contains(node);
             jobs.finish(node, succeeds);
@@ -483,13 +488,24 @@ class NodeUpgradeReconcilerTest {
         NodeUpgradeStatus status = reconcileToEnd();
 
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
-        assertThat(simulator.calls("attachIso")).hasSize(1);
-        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.calls("attachIso")).as("the canary's, then the upgrade's").hasSize(2);
+        assertThat(simulator.calls("detachIso")).as("the canary's, then the upgrade's").hasSize(2);
         assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
         assertThat(node(W1).getIsoState()).isEqualTo(IsoState.Detached);
-        assertThat(jobs.scripts).containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.SCRIPT_KEY);
+        assertThat(jobs.scripts).containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.SCRIPT_KEY)
+                .containsKey(CloudStackIsoExecutor.SCRIPT_CONFIGMAP + "/" + CloudStackIsoExecutor.CANARY_KEY);
         assertThat(jobs.jobOf(W1).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).contains("1.35.4", "false", "false");
-        assertThat(events.reasons()).containsSubsequence("IsoAttached", "Upgrading", "IsoDetached", "NodeUpgraded");
+        assertThat(events.reasons()).containsSubsequence("IsoAttached", "IsoDetached", IsoCanary.ISO_PASSED, OperationRecorder.CORDONED, "IsoAttached",
+                "Upgrading", "IsoDetached", "NodeUpgraded");
+        assertThat(status.getIsoCanary()).satisfies(canary -> {
+            assertThat(canary.getNode()).isEqualTo(W1);
+            assertThat(canary.getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+            assertThat(canary.getChecked()).contains("kubeadm: k8s/kubeadm is v1.35.4");
+            assertThat(canary.getIsoState()).isEqualTo(IsoState.Detached);
+        });
+        assertThat(condition(Conditions.ISO_VERIFIED).getStatus()).isEqualTo("True");
+        assertThat(jobs.canaryJobs()).singleElement().satisfies(job -> assertThat(job.getSpec().getTemplate().getSpec().getContainers().get(0)
+                .getCommand()).endsWith("1.35.4").doesNotContain("--without"));
         assertThat(status.getConditions()).as("the cluster was made at the target, so CloudStack's record matches")
                 .filteredOn(c -> c.getType().equals("CloudStackRecordCurrent")).singleElement()
                 .satisfies(c -> assertThat(c.getStatus()).isEqualTo("True"));
@@ -590,6 +606,79 @@ class NodeUpgradeReconcilerTest {
     }
 
     /**
+     * Shape: one CKS cluster (a control-plane node, two workers), CloudStackIso. Actor: whoever registered the target's
+     * binaries ISO in CloudStack without etcd's image archive. Before the canary, the first node was cordoned and
+     * drained, and its upgrade Job failed on the ISO. Now the ISO is refused before any node is touched, and a retry
+     * once the ISO is fixed checks it again and upgrades.
+     */
+    @Test
+    void anIsoThatFailsTheCanaryRefusesTheUpgradeBeforeAnyCordonAndARetryChecksAgain() {
+        jobs.canaryLog = BAD_ISO_LOG;
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> { });
+
+        NodeUpgradeStatus refused = reconcileToEnd();
+
+        assertThat(refused.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED)).satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo(IsoCanary.ISO_REFUSED);
+            assertThat(c.getMessage()).contains("failed the ISO canary on node " + CONTROL).contains("images: no archive for docker/etcd:3.6.5-0.tar")
+                    .contains("Nothing was cordoned").contains(NodeAnnotations.RETRY);
+        });
+        assertThat(condition(Conditions.ISO_VERIFIED).getStatus()).isEqualTo("False");
+        assertThat(refused.getIsoCanary().getProblems()).containsExactly("images: no archive for docker/etcd:3.6.5-0.tar");
+        assertThat(refused.getIsoCanary().getChecked()).containsExactly("kubeadm: k8s/kubeadm is v1.35.4");
+        assertThat(nodes.calls).as("no node locked or cordoned").noneMatch(c -> c.startsWith("cordon") || c.startsWith("lock"));
+        assertThat(refused.getNodes()).allSatisfy(n -> assertThat(n.getPhase()).isEqualTo(Phase.Pending));
+        assertThat(simulator.calls("attachIso")).as("the canary's attach").hasSize(1);
+        assertThat(simulator.calls("detachIso")).as("the canary's detach").hasSize(1);
+        assertThat(simulator.clusterVms(cluster.id())).allSatisfy(vm -> assertThat(vm.isoId()).isNull());
+        assertThat(jobs.nodesWithJobs()).as("no upgrade Job").isEmpty();
+
+        jobs.canaryLog = new FakeUpgradeJobs().canaryLog;
+        upgrade.getMetadata().getAnnotations().put(NodeAnnotations.RETRY, "1");
+        NodeUpgradeStatus retried = reconcileToEnd();
+
+        assertThat(retried.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(jobs.canaryJobs()).as("checked again after the retry, by a Job of its own").hasSize(2);
+        assertThat(retried.getIsoCanary().getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+        assertThat(condition(Conditions.ISO_VERIFIED).getStatus()).isEqualTo("True");
+    }
+
+    /**
+     * Shape: one CKS cluster without CoreDNS (its kube-system runs no k8s-app=kube-dns pod), CloudStackIso. Actor: kubeadm,
+     * which upgrades no addon the cluster was made without: the canary does not require CoreDNS's archive.
+     */
+    @Test
+    void theCanaryRequiresNoImageOfAnAddonTheClusterDoesNotRun() {
+        jobs.addons.remove("kube-dns");
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+
+        assertThat(reconcileToEnd().getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+
+        assertThat(jobs.canaryJobs()).singleElement().satisfies(job -> {
+            assertThat(job.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand()).endsWith("1.35.4", "--without", "coredns");
+            assertThat(job.getMetadata().getLabels()).containsEntry(UpgradeJob.LABEL_ISO_CANARY, W1).doesNotContainKey(UpgradeJob.LABEL_NODE);
+            assertThat(job.getMetadata().getName()).startsWith("iso-canary-" + W1 + "-");
+        });
+    }
+
+    /** Shape: CloudStackIso, one worker. Actor: the node, killing the canary's script before it judged the ISO: no verdict is no pass. */
+    @Test
+    void aCanaryJobThatEndsWithoutAVerdictRefusesTheUpgrade() {
+        jobs.canaryLog = "iso-canary: ok iso: /dev/sr0 holds k8s/\nKilled\n";
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("the Job ended without a verdict, its log ends: Killed")
+                .contains("Nothing was cordoned");
+        assertThat(nodes.calls).noneMatch(c -> c.startsWith("cordon"));
+        assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
+    }
+
+    /**
      * Shape: a project cluster whose keys CloudStack restricts to the Kubernetes Service User role (its own
      * cloudstack-secret, given to the operator as they are): it may scale the cluster but not attach an ISO.
      */
@@ -676,7 +765,7 @@ class NodeUpgradeReconcilerTest {
         NodeUpgradeStatus status = reconcileToEnd();
 
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
-        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).as("the canary's, then the upgrade's").hasSize(2);
         assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
         assertThat(nodes.calls.indexOf("release " + W1 + " uncordon")).as("given back after the ISO is gone").isPositive();
         assertThat(events.reasons()).containsSubsequence("IsoDetached", "Failed");
@@ -696,8 +785,8 @@ class NodeUpgradeReconcilerTest {
         NodeUpgradeStatus status = reconcileToEnd();
 
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
-        assertThat(simulator.calls("attachIso")).hasSize(1);
-        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.calls("attachIso")).as("the canary's and the upgrade's").hasSize(2);
+        assertThat(simulator.calls("detachIso")).as("the canary's and the upgrade's").hasSize(2);
     }
 
     @Test
@@ -710,9 +799,9 @@ class NodeUpgradeReconcilerTest {
         NodeUpgradeStatus status = reconcileToEnd();
 
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
-        assertThat(simulator.calls("attachIso")).as("the lost attach is waited for, not sent again").hasSize(1);
+        assertThat(simulator.calls("attachIso")).as("the canary's lost attach is waited for, not sent again; then the upgrade's").hasSize(2);
         assertThat(simulator.calls("listAsyncJobs")).isNotEmpty();
-        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).as("the canary's and the upgrade's").hasSize(2);
         assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
     }
 
@@ -725,8 +814,8 @@ class NodeUpgradeReconcilerTest {
         NodeUpgradeStatus status = reconcileToEnd();
 
         assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
-        assertThat(simulator.calls("attachIso")).hasSize(1);
-        assertThat(simulator.calls("detachIso")).as("the lost detach is found done, not sent again").hasSize(1);
+        assertThat(simulator.calls("attachIso")).as("the canary's and the upgrade's").hasSize(2);
+        assertThat(simulator.calls("detachIso")).as("the canary's lost detach is found done, not sent again; then the upgrade's").hasSize(2);
         assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
         assertThat(node(W1).getIsoState()).isEqualTo(IsoState.Detached);
     }
@@ -746,8 +835,8 @@ class NodeUpgradeReconcilerTest {
         NodeUpgradeStatus status = reconcileToEnd();
 
         assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
-        assertThat(simulator.calls("attachIso")).as("attached once").hasSize(1);
-        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.calls("attachIso")).as("the canary's and the upgrade's, each once").hasSize(2);
+        assertThat(simulator.calls("detachIso")).as("the canary's and the upgrade's").hasSize(2);
         assertThat(simulator.vm(cluster.vmIds().get(1)).isoId()).isNull();
     }
 
@@ -830,7 +919,7 @@ class NodeUpgradeReconcilerTest {
         assertThat(simulator.vm(vm).isoId()).isNotNull();
 
         assertThat(reconciler.cleanup(upgrade, null).isRemoveFinalizer()).as("kept while kubeadm reads the ISO").isFalse();
-        assertThat(simulator.calls("detachIso")).isEmpty();
+        assertThat(simulator.calls("detachIso")).as("the canary's only").hasSize(1);
         assertThat(events.reasons()).contains("IsoDetachAfterJob");
 
         jobs.finish(W1, true);
@@ -840,14 +929,15 @@ class NodeUpgradeReconcilerTest {
             clock.advance(java.time.Duration.ofSeconds(5));
         }
         assertThat(removed).isTrue();
-        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).as("the canary's, then the upgrade's").hasSize(2);
         assertThat(simulator.vm(vm).isoId()).isNull();
         assertThat(nodes.isCordoned(W1)).as("released, left cordoned as documented").isTrue();
     }
 
     // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------
 
-    enum Scenario { SCRIPT, CLOUDSTACK_ISO, JOB_FAILS, DELETED }
+    /** BAD_ISO: CloudStackIso whose ISO fails the canary. */
+    enum Scenario { SCRIPT, CLOUDSTACK_ISO, BAD_ISO, JOB_FAILS, DELETED }
 
     static Stream<Arguments> killPoints() {
         return Stream.of(
@@ -860,6 +950,16 @@ class NodeUpgradeReconcilerTest {
                 Arguments.of(KillPoint.NODEUPGRADE_JOB_CREATED, 2, Scenario.SCRIPT),
                 Arguments.of(KillPoint.NODEUPGRADE_RELEASED, 1, Scenario.SCRIPT),
                 Arguments.of(KillPoint.NODEUPGRADE_RELEASED, 3, Scenario.SCRIPT),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_INTENT, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_ATTACH_ANSWERED, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_ATTACHED, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_JOB_CREATED, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_VERDICT_READ, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACHED, 1, Scenario.CLOUDSTACK_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_INTENT, 1, Scenario.BAD_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_VERDICT_READ, 1, Scenario.BAD_ISO),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACHED, 1, Scenario.BAD_ISO),
                 Arguments.of(KillPoint.NODEUPGRADE_ISO_INTENT, 1, Scenario.CLOUDSTACK_ISO),
                 Arguments.of(KillPoint.NODEUPGRADE_ISO_INTENT, 2, Scenario.CLOUDSTACK_ISO),
                 Arguments.of(KillPoint.NODEUPGRADE_ISO_ATTACH_ANSWERED, 1, Scenario.CLOUDSTACK_ISO),
@@ -890,7 +990,11 @@ class NodeUpgradeReconcilerTest {
         if (scenario == Scenario.JOB_FAILS) {
             failingJobs.add(W1);
         }
-        create(scenario == Scenario.CLOUDSTACK_ISO ? UpgradeExecutor.Type.CloudStackIso : UpgradeExecutor.Type.Script, spec -> { });
+        if (scenario == Scenario.BAD_ISO) {
+            jobs.canaryLog = BAD_ISO_LOG;
+        }
+        boolean usesIso = scenario == Scenario.CLOUDSTACK_ISO || scenario == Scenario.BAD_ISO;
+        create(usesIso ? UpgradeExecutor.Type.CloudStackIso : UpgradeExecutor.Type.Script, spec -> { });
 
         try (Crash crash = Crash.at(point, nth)) {
             ReconcileLoop<NodeUpgrade, NodeUpgradeStatus> loop = new ReconcileLoop<>(
@@ -912,8 +1016,8 @@ class NodeUpgradeReconcilerTest {
                         .containsOnlyKeys(NodeAnnotations.CORDONED_BY);
             } else {
                 NodeUpgradeStatus status = loop.until(upgrade, "finished", NodeUpgradeStatus::finished);
-                assertThat(status.getPhase()).as(describe())
-                        .isEqualTo(scenario == Scenario.JOB_FAILS ? NodeUpgradeStatus.Phase.Failed : NodeUpgradeStatus.Phase.Succeeded);
+                assertThat(status.getPhase()).as(describe()).isEqualTo(scenario == Scenario.JOB_FAILS || scenario == Scenario.BAD_ISO
+                        ? NodeUpgradeStatus.Phase.Failed : NodeUpgradeStatus.Phase.Succeeded);
                 List.of(CONTROL, W1, W2).forEach(n -> {
                     assertThat(nodes.ours(n)).as("our cordon or lock left on " + n).isEmpty();
                     assertThat(nodes.isCordoned(n)).as(n + " left cordoned").isFalse();
@@ -928,8 +1032,20 @@ class NodeUpgradeReconcilerTest {
         assertThat(jobs.created).as("no Job created twice").doesNotHaveDuplicates();
         assertThat(jobs.nodesWithJobs()).as("one upgrade Job per node").doesNotHaveDuplicates();
         if (scenario == Scenario.CLOUDSTACK_ISO) {
-            assertThat(simulator.calls("attachIso")).as("one attach per node").hasSize(3);
-            assertThat(simulator.calls("detachIso")).as("one detach per node").hasSize(3);
+            assertThat(simulator.calls("attachIso")).as("one attach per node, and the canary's").hasSize(4);
+            assertThat(simulator.calls("detachIso")).as("one detach per node, and the canary's").hasSize(4);
+            assertThat(jobs.canaryJobs()).as("one canary").hasSize(1);
+            assertThat(upgrade.getStatus().getIsoCanary().getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+        }
+        if (scenario == Scenario.BAD_ISO) {
+            assertThat(simulator.calls("attachIso")).as("the canary's attach, once").hasSize(1);
+            assertThat(simulator.calls("detachIso")).as("the canary's detach, once").hasSize(1);
+            assertThat(jobs.canaryJobs()).as("one canary").hasSize(1);
+            assertThat(jobs.nodesWithJobs()).as("no upgrade Job").isEmpty();
+            assertThat(nodes.calls).as("nothing cordoned").noneMatch(c -> c.startsWith("cordon") || c.startsWith("lock"));
+            assertThat(condition(Conditions.ACCEPTED).getMessage()).contains("no archive for docker/etcd:3.6.5-0.tar").contains("Nothing was cordoned");
+        }
+        if (usesIso) {
             assertThat(simulator.clusterVms(cluster.id())).allSatisfy(vm -> assertThat(vm.isoId()).isNull());
         }
         if (scenario == Scenario.JOB_FAILS) {
@@ -1033,14 +1149,16 @@ class NodeUpgradeReconcilerTest {
             // Past the NodeUpgrade's deadline (2 h): a node whose ISO job runs is under way and is not given back under it.
             Instant start = clock.instant();
             loop.until(upgrade, "2 hours on", s -> java.time.Duration.between(start, clock.instant()).toMinutes() >= 121);
-            UpgradeNodeStatus first = node(CONTROL);
-            assertThat(first.getPhase()).as("nothing is assumed while CloudStack's job runs").isEqualTo(Phase.Upgrading);
-            assertThat(first.getIsoState()).isEqualTo(write == IsoWrite.ATTACH ? IsoState.Attaching : IsoState.Detaching);
-            assertThat(nodes.isCordoned(CONTROL)).isTrue();
+            // The first write of each is the canary's, before any node is cordoned: a canary that never ends cordons nothing.
+            IsoCanaryStatus canary = upgrade.getStatus().getIsoCanary();
+            assertThat(canary.getIsoState()).as("nothing is assumed while CloudStack's job runs")
+                    .isEqualTo(write == IsoWrite.ATTACH ? IsoState.Attaching : IsoState.Detaching);
+            assertThat(canary.getVerdict()).as("the verdict is read before the detach").isEqualTo(write == IsoWrite.ATTACH ? null : IsoCanaryStatus.Verdict.Passed);
+            assertThat(nodes.calls).as("nothing cordoned").noneMatch(c -> c.startsWith("cordon"));
             assertThat(simulator.calls(write.command)).as("the running job is waited for, the write not sent again").hasSize(1);
             assertThat(simulator.calls("queryAsyncJobResult").size()).as("looked at less often the longer it runs").isLessThan(200);
-            assertThat(nodes.calls).as("no other node is started meanwhile").doesNotContain("cordon " + W1);
-            assertThat(condition(Conditions.PROGRESSING).getMessage()).contains("pending for 12").contains("Nothing is assumed until it ends");
+            assertThat(upgrade.getStatus().getConditions()).as(describe())
+                    .anySatisfy(c -> assertThat(c.getMessage()).contains("pending for 12").contains("Nothing is assumed until it ends"));
             return;
         }
         NodeUpgradeStatus status = loop.until(upgrade, "finished", NodeUpgradeStatus::finished);
@@ -1068,14 +1186,21 @@ class NodeUpgradeReconcilerTest {
         }
         assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
         assertThat(status.getNodes()).allSatisfy(n -> assertThat(n.getPhase()).isEqualTo(Phase.Succeeded));
+        // The first node's VM gets the ISO twice: the canary's check (whose write meets the fault), then its upgrade.
+        String canaryVm = status.getIsoCanary().getVmId();
+        assertThat(canaryVm).isEqualTo(vms.get(0));
         vms.forEach(vm -> {
-            assertThat(drive.byVm.get(vm)).as("CloudStack attached and detached the ISO of VM " + vm + " once each").containsExactly("insert", "eject");
+            boolean canary = vm.equals(canaryVm);
+            assertThat(drive.byVm.get(vm)).as("CloudStack attached and detached the ISO of VM " + vm + " once each" + (canary ? ", for the canary and the upgrade" : ""))
+                    .isEqualTo(canary ? List.of("insert", "eject", "insert", "eject") : List.of("insert", "eject"));
             assertThat(simulator.vm(vm).isoId()).isNull();
             long sent = simulator.calls(write.command).stream().filter(call -> vm.equals(call.param("virtualmachineid"))).count();
-            assertThat(sent).as(write.command + " requests for VM " + vm).isEqualTo(failure.afterActing() ? 1 : 2);
+            assertThat(sent).as(write.command + " requests for VM " + vm).isEqualTo((failure.afterActing() ? 1 : 2) + (canary ? 1 : 0));
         });
-        assertThat(simulator.jobCommands()).as("CloudStack ran one attach and one detach per node")
-                .filteredOn(command -> command.endsWith("Iso")).containsExactly("attachIso", "detachIso", "attachIso", "detachIso", "attachIso", "detachIso");
+        assertThat(simulator.jobCommands()).as("CloudStack ran one attach and one detach for the canary, then per node")
+                .filteredOn(command -> command.endsWith("Iso")).containsExactly("attachIso", "detachIso", "attachIso", "detachIso", "attachIso", "detachIso",
+                        "attachIso", "detachIso");
+        assertThat(status.getIsoCanary().getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
         assertThat(jobs.nodesWithJobs()).as("one upgrade Job per node").doesNotHaveDuplicates().hasSize(3);
         if (failure == IsoFault.THROTTLED) {
             assertThat(reasons).as("turned away before execution: asked again later, never looked up").contains(CloudStackWait.UNAVAILABLE)
@@ -1094,7 +1219,12 @@ class NodeUpgradeReconcilerTest {
      * CloudStack, and one it calls detached is gone (but for a detach CloudStack failed, reported as such).
      */
     private void assertStatusShowsOnlyWhatCloudStackShows(IsoFault failure) {
-        for (UpgradeNodeStatus node : upgrade.getStatus().getNodes()) {
+        List<IsoRecord> records = new java.util.ArrayList<>(upgrade.getStatus().getNodes());
+        if (upgrade.getStatus().getIsoCanary() != null && !upgrade.getStatus().getIsoCanary().isOver()) {
+            // Once over, the canary's record is history: the node's upgrade may have attached the ISO again since.
+            records.add(upgrade.getStatus().getIsoCanary());
+        }
+        for (IsoRecord node : records) {
             if (node.getVmId() == null || node.getIsoState() == null) {
                 continue;
             }
