@@ -123,7 +123,9 @@ public final class OperatorProcess implements AutoCloseable {
             Map<String, String> props = new LinkedHashMap<>();
             props.put("quarkus.http.port", Integer.toString(port));
             props.putAll(properties);
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+            List<String> command = new ArrayList<>(List.of(java.toString()));
+            command.addAll(OperatorJvm.options(root, java));
             command.addAll(jvmOptions);
             props.forEach((k, v) -> command.add("-D" + k + "=" + v));
             command.addAll(List.of("-jar", jar.toString()));
