@@ -4,8 +4,8 @@ import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
+import dev.cks.nodeops.common.LabelSelectorRules;
 import dev.cks.nodeops.upgrade.NodeSelection;
-import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
@@ -13,13 +13,13 @@ import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.ONE_SELECTOR, message = NodeUpgradeSpec.ONE_SELECTOR_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_KEYS, message = NodeUpgradeSpec.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_VALUES, message = NodeUpgradeSpec.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_OPERATORS, message = NodeUpgradeSpec.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_EXPRESSIONS, message = NodeUpgradeSpec.SELECTOR_EXPRESSIONS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.NODE_SELECTOR_KEYS, message = LabelSelectorRules.NODE_SELECTOR_KEYS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.NODE_SELECTOR_VALUES, message = LabelSelectorRules.NODE_SELECTOR_VALUES_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.ONE_NODE_SELECTOR, message = LabelSelectorRules.ONE_NODE_SELECTOR_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_KEYS, message = LabelSelectorRules.SELECTOR_LABEL_KEYS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_VALUES, message = LabelSelectorRules.SELECTOR_LABEL_VALUES_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_OPERATORS, message = LabelSelectorRules.SELECTOR_OPERATORS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_EXPRESSIONS, message = LabelSelectorRules.SELECTOR_EXPRESSIONS_MESSAGE)
 public class DrainReportSpec {
     @JsonPropertyDescription("The nodes to report on, as a Kubernetes label selector: every matchLabels entry and matchExpressions requirement"
             + " must hold. Unset or empty reports every node.")

@@ -4,6 +4,7 @@ import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
+import dev.cks.nodeops.common.LabelSelectorRules;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.MaintenanceWindow;
@@ -37,49 +38,14 @@ import io.fabric8.generator.annotation.ValidationRule;
 @ValidationRule(value = "has(self.waitForDrainedWorkloads) == has(oldSelf.waitForDrainedWorkloads) && (!has(self.waitForDrainedWorkloads) || self.waitForDrainedWorkloads == oldSelf.waitForDrainedWorkloads)", message = "spec.waitForDrainedWorkloads cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "!has(self.drain) || !has(self.drain.escalation) || self.drain.escalation.all(s, s.action != 'RollBack')",
         message = "a NodeUpgrade gives a blocked node up with Fail or SkipNode; RollBack is a ScaleDown's")
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.ONE_SELECTOR, message = NodeUpgradeSpec.ONE_SELECTOR_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_KEYS, message = NodeUpgradeSpec.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_VALUES, message = NodeUpgradeSpec.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_OPERATORS, message = NodeUpgradeSpec.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_EXPRESSIONS, message = NodeUpgradeSpec.SELECTOR_EXPRESSIONS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.NODE_SELECTOR_KEYS, message = LabelSelectorRules.NODE_SELECTOR_KEYS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.NODE_SELECTOR_VALUES, message = LabelSelectorRules.NODE_SELECTOR_VALUES_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.ONE_NODE_SELECTOR, message = LabelSelectorRules.ONE_NODE_SELECTOR_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_KEYS, message = LabelSelectorRules.SELECTOR_LABEL_KEYS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_VALUES, message = LabelSelectorRules.SELECTOR_LABEL_VALUES_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_OPERATORS, message = LabelSelectorRules.SELECTOR_OPERATORS_MESSAGE)
+@ValidationRule(value = LabelSelectorRules.SELECTOR_EXPRESSIONS, message = LabelSelectorRules.SELECTOR_EXPRESSIONS_MESSAGE)
 public class NodeUpgradeSpec {
-    /** A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters (values: the CRD caps them at 63). */
-    static final String LABEL_KEY = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
-    static final String LABEL_VALUE = "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$";
-    /** CEL rules of a nodeSelector (this kind's and a DrainReport's), with their messages. */
-    public static final String NODE_SELECTOR_KEYS = "!has(self.nodeSelector) || self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + LABEL_KEY + "'))";
-    public static final String NODE_SELECTOR_KEYS_MESSAGE = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 "
-            + "letters, digits, '-', '_' or '.'";
-    public static final String NODE_SELECTOR_VALUES = "!has(self.nodeSelector) || self.nodeSelector.all(k, self.nodeSelector[k].matches('" + LABEL_VALUE + "'))";
-    public static final String NODE_SELECTOR_VALUES_MESSAGE = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting "
-            + "and ending with a letter or digit";
-
-    /*
-     * CEL rules of a selector (this kind's and a DrainReport's): what Kubernetes' own validation of a metav1.LabelSelector
-     * checks (apimachinery pkg/apis/meta/v1/validation ValidateLabelSelector): label keys and values, one of the four
-     * operators, values for In and NotIn and none for Exists and DoesNotExist. The CRD bounds the sizes (CrdPostProcessor).
-     */
-    private static final String HAS_LABELS = "!has(self.selector) || !has(self.selector.matchLabels) || ";
-    private static final String HAS_EXPRESSIONS = "!has(self.selector) || !has(self.selector.matchExpressions) || ";
-    public static final String ONE_SELECTOR = "!has(self.selector) || !has(self.nodeSelector) || size(self.nodeSelector) == 0";
-    public static final String ONE_SELECTOR_MESSAGE = "set spec.selector or the deprecated spec.nodeSelector, not both: move the nodeSelector's labels"
-            + " into selector.matchLabels";
-    public static final String SELECTOR_LABEL_KEYS = HAS_LABELS + "self.selector.matchLabels.all(k, size(k) <= 317 && k.matches('" + LABEL_KEY + "'))";
-    public static final String SELECTOR_LABEL_KEYS_MESSAGE = "selector.matchLabels keys must be label keys: an optional DNS subdomain prefix and '/',"
-            + " then at most 63 letters, digits, '-', '_' or '.'";
-    public static final String SELECTOR_LABEL_VALUES = HAS_LABELS + "self.selector.matchLabels.all(k, self.selector.matchLabels[k].matches('" + LABEL_VALUE + "'))";
-    public static final String SELECTOR_LABEL_VALUES_MESSAGE = "selector.matchLabels values must be label values: at most 63 letters, digits, '-', '_'"
-            + " or '.', starting and ending with a letter or digit";
-    public static final String SELECTOR_OPERATORS = HAS_EXPRESSIONS + "self.selector.matchExpressions.all(e, e.operator in ['In', 'NotIn']"
-            + " ? has(e.values) && size(e.values) > 0 : e.operator in ['Exists', 'DoesNotExist'] && (!has(e.values) || size(e.values) == 0))";
-    public static final String SELECTOR_OPERATORS_MESSAGE = "selector.matchExpressions: the operator is In, NotIn, Exists or DoesNotExist; In and"
-            + " NotIn need values, Exists and DoesNotExist take none";
-    public static final String SELECTOR_EXPRESSIONS = HAS_EXPRESSIONS + "self.selector.matchExpressions.all(e, size(e.key) <= 317 && e.key.matches('"
-            + LABEL_KEY + "') && (!has(e.values) || e.values.all(v, v.matches('" + LABEL_VALUE + "'))))";
-    public static final String SELECTOR_EXPRESSIONS_MESSAGE = "selector.matchExpressions keys must be label keys (an optional DNS subdomain prefix and"
-            + " '/', then at most 63 letters, digits, '-', '_' or '.') and their values label values";
     /**
      * A NodeUpgrade's nodeSelector moved to spec.selector: removed, with the same labels as selector.matchLabels and no
      * matchExpressions. It selects the same nodes, so it is no change of the upgrade.
