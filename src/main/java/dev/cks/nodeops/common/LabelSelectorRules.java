@@ -2,7 +2,7 @@ package dev.cks.nodeops.common;
 
 /**
  * The admission rules (CEL) of the label selectors in our specs, with their messages: a field {@code selector} holding a
- * metav1.LabelSelector (the nodes of a NodeUpgrade or DrainReport), and the
+ * metav1.LabelSelector (the nodes of a NodeUpgrade or DrainReport, the pods of every {@code spec.drain}), and the
  * deprecated field each one replaces. A rule goes on the class that holds the fields, so {@code self} is that object.
  *
  * The selector rules check what Kubernetes' own validation of a metav1.LabelSelector checks (apimachinery
@@ -41,6 +41,14 @@ public final class LabelSelectorRules {
     public static final String ONE_NODE_SELECTOR = "!has(self.selector) || !has(self.nodeSelector) || size(self.nodeSelector) == 0";
     public static final String ONE_NODE_SELECTOR_MESSAGE = "set spec.selector or the deprecated spec.nodeSelector, not both: move the nodeSelector's labels"
             + " into selector.matchLabels";
+
+    /**
+     * The deprecated podSelector of a spec.drain: a string in kubectl's syntax, which CEL cannot parse (the drain refuses one
+     * it cannot, before cordoning anything). An empty one selects what no selector does, so it may stand beside a selector.
+     */
+    public static final String ONE_POD_SELECTOR = "!has(self.selector) || !has(self.podSelector) || size(self.podSelector) == 0";
+    public static final String ONE_POD_SELECTOR_MESSAGE = "set spec.drain.selector or the deprecated spec.drain.podSelector, not both: write the"
+            + " podSelector's requirements into selector (a=b into matchLabels, a!=b as {key: a, operator: NotIn, values: [b]}) and remove it";
 
     private LabelSelectorRules() {
     }

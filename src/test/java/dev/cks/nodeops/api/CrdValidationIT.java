@@ -69,6 +69,8 @@ class CrdValidationIT {
                         "The drain attempt under way or last made, counted from 1"),
                 Arguments.of("nodeupgrade.spec.selector", "The nodes to upgrade, as a Kubernetes label selector",
                         "Label requirements a selected object must all meet"),
+                Arguments.of("scaledown.spec.drain.selector", "The pods to drain, as a Kubernetes label selector",
+                        "Label requirements a selected object must all meet"),
                 Arguments.of("scaledown.status", "the removal or rollback, and conditions that say why",
                         "The names of the nodes picked for removal"),
                 Arguments.of("vmmapaudit.status", "What the last runs found, written only by the operator",
@@ -101,6 +103,25 @@ class CrdValidationIT {
             }
         } finally {
             client.namespaces().withName(namespace).delete();
+        }
+    }
+
+    /**
+     * Bed: the API server alone, no operator. Actor: a Java client (the operator's tests, a GitOps tool's defaults) that
+     * sends the deprecated spec.drain.podSelector as "" beside spec.drain.selector: an empty one selects what no selector
+     * does, so it is no second selector.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"ScaleDown", "DrainReport"})
+    void aDrainSelectorBesideAnEmptyPodSelectorIsAccepted(String kind) {
+        String spec = (kind.equals("ScaleDown") ? "nodeNames: [a]\n  " : "")
+                + "drain: {podSelector: '', selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: NotIn, values: [cache]}]}}";
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: drain-selector\nspec:\n  " + spec + "\n";
+        GenericKubernetesResource created = client.resource(client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class)).create();
+        try {
+            assertThat(created.getMetadata().getUid()).isNotBlank();
+        } finally {
+            client.resource(created).delete();
         }
     }
 
@@ -208,6 +229,24 @@ class CrdValidationIT {
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchLabels: {'bad key!': a}}\n  executor: {type: CloudStackIso}",
                         "selector.matchLabels keys must be label keys"),
                 Arguments.of("DrainReport", "selector: {matchLabels: {pool: 'two words'}}", "selector.matchLabels values must be label values"),
+                // spec.drain.selector, the pods to drain: the same rules, on all three kinds, and not with the deprecated podSelector string
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  drain: {selector: {matchLabels: {app: web}}, podSelector: 'app=web'}",
+                        "set spec.drain.selector or the deprecated spec.drain.podSelector, not both"),
+                Arguments.of("DrainReport", "drain: {selector: {matchExpressions: [{key: app, operator: Exists}]}, podSelector: app}",
+                        "set spec.drain.selector or the deprecated spec.drain.podSelector, not both"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {selector: {matchExpressions: [{key: app, operator: In}]}}",
+                        "In and NotIn need values, Exists and DoesNotExist take none"),
+                Arguments.of("DrainReport", "drain: {selector: {matchExpressions: [{key: app, operator: Equals, values: [web]}]}}",
+                        "the operator is In, NotIn, Exists or DoesNotExist"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  drain: {selector: {matchExpressions: [{key: app}]}}",
+                        "spec.drain.selector.matchExpressions[0].operator: Required value"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {selector: {matchLabels: {'bad key!': web}}}", "selector.matchLabels keys must be label keys"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {selector: {matchExpressions: [{key: app, operator: NotIn, values: ['two words']}]}}",
+                        "selector.matchExpressions keys must be label keys (an optional DNS subdomain prefix and '/', then at most 63 letters,"
+                                + " digits, '-', '_' or '.') and their values label values"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {selector: {matchExpressions: [{key: app, operator: In, values: [" + "v".repeat(64) + "]}]}}",
+                        "spec.drain.selector.matchExpressions[0].values[0]: Too long: may not be more than 63"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script, script: {configMapRef: {name: Upgrade_Scripts, key: up.sh}}}",
                         "configMapRef.name must be a ConfigMap name"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script, script: {configMapRef: {name: upgrade, key: ../up.sh}}}",
