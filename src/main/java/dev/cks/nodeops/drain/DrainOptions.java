@@ -5,22 +5,14 @@ import java.util.List;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
-import dev.cks.nodeops.common.LabelSelectorRules;
 import dev.cks.nodeops.common.OperatorSettings;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
-import io.fabric8.kubernetes.api.model.LabelSelector;
 
-/** How nodes are drained; the names follow `kubectl drain`'s flags. */
-@ValidationRule(value = LabelSelectorRules.ONE_POD_SELECTOR, message = LabelSelectorRules.ONE_POD_SELECTOR_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_KEYS, message = LabelSelectorRules.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_VALUES, message = LabelSelectorRules.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_OPERATORS, message = LabelSelectorRules.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_EXPRESSIONS, message = LabelSelectorRules.SELECTOR_EXPRESSIONS_MESSAGE)
-public class DrainOptions {
+/** How nodes are drained; the names follow `kubectl drain`'s flags. Which pods: {@link PodSelectionSpec}. */
+public class DrainOptions extends PodSelectionSpec {
     public static final int DEFAULT_TIMEOUT_SECONDS = 300;
 
     // No schema defaults for these three: when a CR leaves them out, the operator's global settings
@@ -65,15 +57,6 @@ public class DrainOptions {
     @Min(0)
     private Integer skipWaitForDeleteTimeoutSeconds = 0;
 
-    @JsonPropertyDescription("The pods to drain, as a Kubernetes label selector: every matchLabels entry and matchExpressions requirement must"
-            + " hold. Unset or empty drains every pod (the other options still apply); pods it leaves out stay on the node.")
-    private LabelSelector selector;
-
-    @JsonPropertyDescription("Deprecated, removed in a later release: use selector ('app=web,tier!=cache' is selector: {matchLabels: {app: web},"
-            + " matchExpressions: [{key: tier, operator: NotIn, values: [cache]}]}). Only drain pods matching this kubectl-style label"
-            + " selector; empty means all pods. Not together with selector.")
-    private String podSelector = "";
-
     @JsonPropertyDescription("What to do, step by step, while PodDisruptionBudgets keep the drain of a node blocked. Without it: a Warning event "
             + "after 10 s, and the drain gives up when its attempts are used up. The give-up step (SkipNode, Fail, RollBack) also applies when "
             + "the attempts run out first. Nothing is ever deleted without a DeletePods step and its selector.")
@@ -93,23 +76,14 @@ public class DrainOptions {
         resolved.force = spec.force;
         resolved.disableEviction = spec.disableEviction;
         resolved.skipWaitForDeleteTimeoutSeconds = spec.skipWaitForDeleteTimeoutSeconds;
-        resolved.selector = spec.selector;
-        resolved.podSelector = spec.podSelector;
+        resolved.setSelector(spec.getSelector());
+        resolved.setPodSelector(spec.getPodSelector());
         resolved.escalation = spec.escalation;
         return resolved;
     }
 
     public int effectiveTimeoutSeconds() {
         return timeoutSeconds == null || timeoutSeconds < 1 ? DEFAULT_TIMEOUT_SECONDS : timeoutSeconds;
-    }
-
-    /**
-     * The pods these options drain; not a bean property (no "get"), so it stays out of the CRD.
-     *
-     * @throws PodSelector.InvalidSelector when the deprecated podSelector cannot be parsed
-     */
-    public PodSelector podSelection() {
-        return PodSelection.of(selector, podSelector);
     }
 
     public int attempts() {
@@ -136,8 +110,4 @@ public class DrainOptions {
     public void setSkipWaitForDeleteTimeoutSeconds(Integer v) { this.skipWaitForDeleteTimeoutSeconds = v; }
     public List<EscalationStep> getEscalation() { return escalation; }
     public void setEscalation(List<EscalationStep> escalation) { this.escalation = escalation == null ? new ArrayList<>() : escalation; }
-    public LabelSelector getSelector() { return selector; }
-    public void setSelector(LabelSelector selector) { this.selector = selector; }
-    public String getPodSelector() { return podSelector; }
-    public void setPodSelector(String podSelector) { this.podSelector = podSelector; }
 }
