@@ -3,20 +3,17 @@ package dev.cks.nodeops.drain;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.common.LabelSelectorRules;
+import dev.cks.nodeops.common.SelectorSpec;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 
 /**
- * The fields of a spec.drain that choose its pods, with their admission rules: those of an operation ({@link DrainOptions})
- * and of a DrainReport's assumed drain, so the three kinds select pods, and are checked, one way. The CRD generator takes
- * a superclass's fields and class rules as the subclass's own.
+ * The fields of a spec.drain that choose its pods, with their admission rules (the selector's own: {@link SelectorSpec}):
+ * those of an operation ({@link DrainOptions}) and of a DrainReport's assumed drain, so the three kinds select pods, and are
+ * checked, one way. The CRD generator takes a superclass's fields and class rules as the subclass's own.
  */
 @ValidationRule(value = LabelSelectorRules.ONE_POD_SELECTOR, message = LabelSelectorRules.ONE_POD_SELECTOR_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_KEYS, message = LabelSelectorRules.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_VALUES, message = LabelSelectorRules.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_OPERATORS, message = LabelSelectorRules.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_EXPRESSIONS, message = LabelSelectorRules.SELECTOR_EXPRESSIONS_MESSAGE)
-public class PodSelectionSpec {
+public class PodSelectionSpec extends SelectorSpec {
     @JsonPropertyDescription("The pods to drain, as a Kubernetes label selector: every matchLabels entry and matchExpressions requirement must"
             + " hold. Unset or empty drains every pod (the other options still apply); pods it leaves out stay on the node.")
     private LabelSelector selector;

@@ -1,26 +1,22 @@
 package dev.cks.nodeops.upgrade;
 
-import java.util.Map;
-
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
-import dev.cks.nodeops.common.LabelSelectorRules;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.MaintenanceWindow;
 import io.fabric8.kubernetes.api.model.IntOrString;
-import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
-import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
 // An upgrade that changes under way could leave nodes at two targets; retry or re-create instead. Only how
 // and when it runs may change: spec.paused, spec.window and spec.maxUnavailable.
 // A Continuous NodeUpgrade holds a version: changing it starts a new rollout to the new one (with the skew guard).
+// Which nodes, and the rules of that: NodeSelectionSpec.
 @ValidationRule(value = "self.targetVersion == oldSelf.targetVersion || (has(self.mode) && self.mode == 'Continuous' && has(oldSelf.mode) && oldSelf.mode == 'Continuous')",
         message = "spec.targetVersion cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "has(self.mode) == has(oldSelf.mode) && (!has(self.mode) || self.mode == oldSelf.mode)", message = "spec.mode cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
@@ -38,14 +34,7 @@ import io.fabric8.generator.annotation.ValidationRule;
 @ValidationRule(value = "has(self.waitForDrainedWorkloads) == has(oldSelf.waitForDrainedWorkloads) && (!has(self.waitForDrainedWorkloads) || self.waitForDrainedWorkloads == oldSelf.waitForDrainedWorkloads)", message = "spec.waitForDrainedWorkloads cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "!has(self.drain) || !has(self.drain.escalation) || self.drain.escalation.all(s, s.action != 'RollBack')",
         message = "a NodeUpgrade gives a blocked node up with Fail or SkipNode; RollBack is a ScaleDown's")
-@ValidationRule(value = LabelSelectorRules.NODE_SELECTOR_KEYS, message = LabelSelectorRules.NODE_SELECTOR_KEYS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.NODE_SELECTOR_VALUES, message = LabelSelectorRules.NODE_SELECTOR_VALUES_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.ONE_NODE_SELECTOR, message = LabelSelectorRules.ONE_NODE_SELECTOR_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_KEYS, message = LabelSelectorRules.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_LABEL_VALUES, message = LabelSelectorRules.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_OPERATORS, message = LabelSelectorRules.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = LabelSelectorRules.SELECTOR_EXPRESSIONS, message = LabelSelectorRules.SELECTOR_EXPRESSIONS_MESSAGE)
-public class NodeUpgradeSpec {
+public class NodeUpgradeSpec extends NodeSelectionSpec {
     /**
      * A NodeUpgrade's nodeSelector moved to spec.selector: removed, with the same labels as selector.matchLabels and no
      * matchExpressions. It selects the same nodes, so it is no change of the upgrade.
@@ -65,16 +54,6 @@ public class NodeUpgradeSpec {
     @Required
     @Pattern(VERSION_PATTERN)
     private String targetVersion;
-
-    @JsonPropertyDescription("The nodes to upgrade, as a Kubernetes label selector: every matchLabels entry and matchExpressions requirement must"
-            + " hold. Unset or empty selects every node. Workers only: matchExpressions [{key: node-role.kubernetes.io/control-plane,"
-            + " operator: DoesNotExist}].")
-    private LabelSelector selector;
-
-    @JsonPropertyDescription("Deprecated, removed in a later release: use selector (selector.matchLabels takes the same map). Labels a node must"
-            + " have to be upgraded. Not together with selector.")
-    @Size(max = 64)
-    private Map<String, String> nodeSelector;
 
     @JsonPropertyDescription("How the upgrade runs on each node.")
     @Required
@@ -137,10 +116,6 @@ public class NodeUpgradeSpec {
 
     public String getTargetVersion() { return targetVersion; }
     public void setTargetVersion(String targetVersion) { this.targetVersion = targetVersion; }
-    public LabelSelector getSelector() { return selector; }
-    public void setSelector(LabelSelector selector) { this.selector = selector; }
-    public Map<String, String> getNodeSelector() { return nodeSelector; }
-    public void setNodeSelector(Map<String, String> nodeSelector) { this.nodeSelector = nodeSelector; }
     public UpgradeExecutor getExecutor() { return executor; }
     public void setExecutor(UpgradeExecutor executor) { this.executor = executor; }
     public Integer getReadyTimeoutSeconds() { return readyTimeoutSeconds; }
@@ -169,11 +144,6 @@ public class NodeUpgradeSpec {
         return mode == UpgradeMode.Continuous;
     }
 
-    /** The nodes selector (or the deprecated nodeSelector) selects; not a bean property either. */
-    public NodeSelection nodeSelection() {
-        return NodeSelection.of(selector, nodeSelector);
-    }
-
     /**
      * This spec with another target: a Continuous NodeUpgrade whose target changed finishes the nodes in progress at the
      * version their Jobs were made for before its new rollout begins.
@@ -181,8 +151,8 @@ public class NodeUpgradeSpec {
     NodeUpgradeSpec withTargetVersion(String version) {
         NodeUpgradeSpec copy = new NodeUpgradeSpec();
         copy.targetVersion = version;
-        copy.selector = selector;
-        copy.nodeSelector = nodeSelector;
+        copy.setSelector(getSelector());
+        copy.setNodeSelector(getNodeSelector());
         copy.executor = executor;
         copy.readyTimeoutSeconds = readyTimeoutSeconds;
         copy.drain = drain;
