@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
  * the printer columns (the generator sorts them by JSON path, which would put AGE first in `kubectl
  * get`), and lists of Node names that are sets (the API server refuses a name given twice, with the
  * index of the duplicate) of at most 253 characters each (a Node name's limit), label values of
- * at most 63, and the sizes of node label selectors; the bounds also keep the cost of their CEL rules within the API server's budget. And the
+ * at most 63, and the sizes of node and pod label selectors; the bounds also keep the cost of their CEL rules within the API server's budget. And the
  * descriptions `kubectl explain` prints that no field of ours carries: each kind's own, its spec's and its status's
  * (inherited from Fabric8's CustomResource), and those of the fields of Kubernetes' types (Fabric8's classes have none).
  */
@@ -32,11 +32,13 @@ public class CrdPostProcessor implements CRDPostProcessor {
             List.of("drainreports.nodeops.cks.dev", "nodeSelector"));
     private static final long LABEL_VALUE_MAX_LENGTH = 63;
     /**
-     * Spec fields selecting Nodes with a metav1.LabelSelector, by CRD: bounded (which bounds the cost of their CEL rules, see
-     * NodeUpgradeSpec) and with key and operator required, as Kubernetes' own LabelSelectorRequirement has them.
+     * Spec fields selecting nodes or pods with a metav1.LabelSelector, by CRD, as paths under spec: bounded (which bounds the
+     * cost of their CEL rules, see LabelSelectorRules) and with key and operator required, as Kubernetes' own
+     * LabelSelectorRequirement has them.
      */
-    private static final List<List<String>> NODE_LABEL_SELECTORS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "selector"),
-            List.of("drainreports.nodeops.cks.dev", "selector"));
+    private static final List<List<String>> LABEL_SELECTORS = List.of(List.of("nodeupgrades.nodeops.cks.dev", "selector"),
+            List.of("drainreports.nodeops.cks.dev", "selector"), List.of("nodeupgrades.nodeops.cks.dev", "drain.selector"),
+            List.of("scaledowns.nodeops.cks.dev", "drain.selector"), List.of("drainreports.nodeops.cks.dev", "drain.selector"));
     private static final long LABEL_KEY_MAX_LENGTH = 317;
     private static final long MAX_LABELS = 64;
     private static final long MAX_EXPRESSIONS = 32;
@@ -121,7 +123,7 @@ public class CrdPostProcessor implements CRDPostProcessor {
                 LABEL_MAPS.stream().filter(map -> map.get(0).equals(definition.getMetadata().getName())).forEach(map ->
                         specField(version.getSchema().getOpenAPIV3Schema(), map.get(1)).getAdditionalProperties().getSchema()
                                 .setMaxLength(LABEL_VALUE_MAX_LENGTH));
-                NODE_LABEL_SELECTORS.stream().filter(field -> field.get(0).equals(definition.getMetadata().getName())).forEach(field ->
+                LABEL_SELECTORS.stream().filter(field -> field.get(0).equals(definition.getMetadata().getName())).forEach(field ->
                         boundLabelSelector(specField(version.getSchema().getOpenAPIV3Schema(), field.get(1))));
             });
         }
@@ -163,8 +165,13 @@ public class CrdPostProcessor implements CRDPostProcessor {
         values.getItems().getSchema().setMaxLength(LABEL_VALUE_MAX_LENGTH);
     }
 
-    private static JSONSchemaProps specField(JSONSchemaProps root, String field) {
-        return root.getProperties().get("spec").getProperties().get(field);
+    /** The schema of a field under spec, by its dotted path (e.g. drain.selector). */
+    private static JSONSchemaProps specField(JSONSchemaProps root, String path) {
+        JSONSchemaProps field = root.getProperties().get("spec");
+        for (String name : path.split("\\.")) {
+            field = field.getProperties().get(name);
+        }
+        return field;
     }
 
     private static int rank(String name) {

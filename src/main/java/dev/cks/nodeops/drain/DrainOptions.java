@@ -11,8 +11,8 @@ import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
 
-/** How nodes are drained; the names follow `kubectl drain`'s flags. */
-public class DrainOptions {
+/** How nodes are drained; the names follow `kubectl drain`'s flags. Which pods: {@link PodSelectionSpec}. */
+public class DrainOptions extends PodSelectionSpec {
     public static final int DEFAULT_TIMEOUT_SECONDS = 300;
 
     // No schema defaults for these three: when a CR leaves them out, the operator's global settings
@@ -57,9 +57,6 @@ public class DrainOptions {
     @Min(0)
     private Integer skipWaitForDeleteTimeoutSeconds = 0;
 
-    @JsonPropertyDescription("Only drain pods matching this label selector (e.g. 'app=web,tier!=cache'); empty means all pods.")
-    private String podSelector = "";
-
     @JsonPropertyDescription("What to do, step by step, while PodDisruptionBudgets keep the drain of a node blocked. Without it: a Warning event "
             + "after 10 s, and the drain gives up when its attempts are used up. The give-up step (SkipNode, Fail, RollBack) also applies when "
             + "the attempts run out first. Nothing is ever deleted without a DeletePods step and its selector.")
@@ -79,7 +76,8 @@ public class DrainOptions {
         resolved.force = spec.force;
         resolved.disableEviction = spec.disableEviction;
         resolved.skipWaitForDeleteTimeoutSeconds = spec.skipWaitForDeleteTimeoutSeconds;
-        resolved.podSelector = spec.podSelector;
+        resolved.setSelector(spec.getSelector());
+        resolved.setPodSelector(spec.getPodSelector());
         resolved.escalation = spec.escalation;
         return resolved;
     }
@@ -112,6 +110,4 @@ public class DrainOptions {
     public void setSkipWaitForDeleteTimeoutSeconds(Integer v) { this.skipWaitForDeleteTimeoutSeconds = v; }
     public List<EscalationStep> getEscalation() { return escalation; }
     public void setEscalation(List<EscalationStep> escalation) { this.escalation = escalation == null ? new ArrayList<>() : escalation; }
-    public String getPodSelector() { return podSelector; }
-    public void setPodSelector(String podSelector) { this.podSelector = podSelector; }
 }

@@ -12,7 +12,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 /**
  * Which pods a drain removes, as kubectl's drain decides it: a list of named filters applied in
  * order, the first that does not say "evict" decides. Every refusal names the option that overrides it.
- * The pod's own annotations ({@link PodDrainPolicy}) come right after the podSelector.
+ * The pod's own annotations ({@link PodDrainPolicy}) come right after the drain's selector.
  */
 public final class PodFilters {
     /** One filter: a verdict for the pod, or {@link PodVerdict#evict()} when it has no objection. */
@@ -32,13 +32,13 @@ public final class PodFilters {
     /**
      * The filters for these options; kubectl's order, so the same pod gets the same answer.
      *
-     * @throws PodSelector.InvalidSelector when the podSelector cannot be parsed
+     * @throws PodSelector.InvalidSelector when the deprecated podSelector cannot be parsed
      */
     public static PodFilters forOptions(DrainOptions options, Instant now) {
-        PodSelector selector = PodSelector.parse(options.getPodSelector());
+        PodSelector selector = options.podSelection();
         int skipWaitSeconds = options.getSkipWaitForDeleteTimeoutSeconds() == null ? 0 : options.getSkipWaitForDeleteTimeoutSeconds();
         return new PodFilters(List.of(
-                pod -> podSelector(pod, selector),
+                pod -> selector(pod, selector),
                 // The pod's own word comes before kubectl's rules: a bare pod annotated skip is left, not refused.
                 PodDrainPolicy::behavior,
                 pod -> deletedLongAgo(pod, skipWaitSeconds, now),
@@ -58,9 +58,9 @@ public final class PodFilters {
         return PodVerdict.evict();
     }
 
-    public static PodVerdict podSelector(Pod pod, PodSelector selector) {
+    public static PodVerdict selector(Pod pod, PodSelector selector) {
         return selector.matches(pod.getMetadata().getLabels()) ? PodVerdict.evict()
-                : PodVerdict.skip("does not match podSelector '" + selector + "': " + name(pod));
+                : PodVerdict.skip("does not match the drain's selector '" + selector + "': " + name(pod));
     }
 
     /**

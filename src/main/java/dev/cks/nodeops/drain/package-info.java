@@ -24,7 +24,7 @@
  * pod leaves or a budget allows more; evictions the watch does not show yet still count against their
  * budget ({@link dev.cks.nodeops.drain.SpentBudgets}), and "drained" is confirmed by a list.
  *
- * <p>Pure decisions ({@link dev.cks.nodeops.drain.PodFilters}, {@link dev.cks.nodeops.drain.PodSelector},
+ * <p>Pure decisions ({@link dev.cks.nodeops.drain.PodFilters}, {@link dev.cks.nodeops.drain.PodSelection}, {@link dev.cks.nodeops.drain.PodSelector},
  * {@link dev.cks.nodeops.drain.DrainSchedule}, {@link dev.cks.nodeops.drain.EvictionRound}, {@link dev.cks.nodeops.drain.SpentBudgets},
  * {@link dev.cks.nodeops.drain.BlockedByReport}, {@link dev.cks.nodeops.drain.PreflightPrediction}) are unit-tested; the API edges
  * ({@link dev.cks.nodeops.drain.EvictionApi}, the list calls in the drainer and the preflight) are tested

@@ -3,14 +3,15 @@ package dev.cks.nodeops.drainability;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.drain.DrainOptions;
+import dev.cks.nodeops.drain.PodSelectionSpec;
 import io.fabric8.generator.annotation.Default;
-import io.fabric8.generator.annotation.Size;
 
 /**
  * The few drain options that change what blocks a drain, with the defaults of spec.drain of a NodeUpgrade or
- * ScaleDown; timeouts, retries and escalation only change how long a drain tries, so they are not here.
+ * ScaleDown; timeouts, retries and escalation only change how long a drain tries, so they are not here. Which pods
+ * count: {@link PodSelectionSpec}, as for an operation.
  */
-public class DrainAssumptions {
+public class DrainAssumptions extends PodSelectionSpec {
     @JsonPropertyDescription("As spec.drain.ignoreDaemonSets of an operation: false makes every DaemonSet pod block.")
     @Default("true")
     private Boolean ignoreDaemonSets = true;
@@ -23,17 +24,14 @@ public class DrainAssumptions {
     @Default("false")
     private Boolean force = false;
 
-    @JsonPropertyDescription("As spec.drain.podSelector of an operation: only pods matching it count; empty means all pods.")
-    @Size(max = 1024)
-    private String podSelector = "";
-
     /** The operation's drain options these assume. */
     public DrainOptions toDrainOptions() {
         DrainOptions options = new DrainOptions();
         options.setIgnoreDaemonSets(!Boolean.FALSE.equals(ignoreDaemonSets));
         options.setDeleteEmptyDirData(!Boolean.FALSE.equals(deleteEmptyDirData));
         options.setForce(Boolean.TRUE.equals(force));
-        options.setPodSelector(podSelector == null ? "" : podSelector);
+        options.setSelector(getSelector());
+        options.setPodSelector(getPodSelector() == null ? "" : getPodSelector());
         return options;
     }
 
@@ -43,6 +41,4 @@ public class DrainAssumptions {
     public void setDeleteEmptyDirData(Boolean deleteEmptyDirData) { this.deleteEmptyDirData = deleteEmptyDirData; }
     public Boolean getForce() { return force; }
     public void setForce(Boolean force) { this.force = force; }
-    public String getPodSelector() { return podSelector; }
-    public void setPodSelector(String podSelector) { this.podSelector = podSelector; }
 }

@@ -1,35 +1,14 @@
 package dev.cks.nodeops.drainability;
 
-import java.util.Map;
-
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
-import dev.cks.nodeops.upgrade.NodeSelection;
-import dev.cks.nodeops.upgrade.NodeUpgradeSpec;
+import dev.cks.nodeops.upgrade.NodeSelectionSpec;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
-import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
-import io.fabric8.kubernetes.api.model.LabelSelector;
 
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.ONE_SELECTOR, message = NodeUpgradeSpec.ONE_SELECTOR_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_KEYS, message = NodeUpgradeSpec.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_VALUES, message = NodeUpgradeSpec.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_OPERATORS, message = NodeUpgradeSpec.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_EXPRESSIONS, message = NodeUpgradeSpec.SELECTOR_EXPRESSIONS_MESSAGE)
-public class DrainReportSpec {
-    @JsonPropertyDescription("The nodes to report on, as a Kubernetes label selector: every matchLabels entry and matchExpressions requirement"
-            + " must hold. Unset or empty reports every node.")
-    private LabelSelector selector;
-
-    @JsonPropertyDescription("Deprecated, removed in a later release: use selector (selector.matchLabels takes the same map). Labels a node must"
-            + " have to be reported. Not together with selector.")
-    @Size(max = 64)
-    private Map<String, String> nodeSelector;
-
+/** Which nodes, and the rules of that: {@link NodeSelectionSpec}. */
+public class DrainReportSpec extends NodeSelectionSpec {
     @JsonPropertyDescription("Seconds between two passes over the nodes.")
     @Default("300")
     @Min(10)
@@ -49,10 +28,6 @@ public class DrainReportSpec {
     @Default("false")
     private Boolean suspend = false;
 
-    public LabelSelector getSelector() { return selector; }
-    public void setSelector(LabelSelector selector) { this.selector = selector; }
-    public Map<String, String> getNodeSelector() { return nodeSelector; }
-    public void setNodeSelector(Map<String, String> nodeSelector) { this.nodeSelector = nodeSelector; }
     public Integer getIntervalSeconds() { return intervalSeconds; }
     public void setIntervalSeconds(Integer intervalSeconds) { this.intervalSeconds = intervalSeconds; }
     public DrainAssumptions getDrain() { return drain; }
@@ -61,9 +36,4 @@ public class DrainReportSpec {
     public void setMaxEventsPerRun(Integer maxEventsPerRun) { this.maxEventsPerRun = maxEventsPerRun; }
     public Boolean getSuspend() { return suspend; }
     public void setSuspend(Boolean suspend) { this.suspend = suspend; }
-
-    /** The nodes selector (or the deprecated nodeSelector) selects; not a bean property, so it stays out of the CRD. */
-    public NodeSelection nodeSelection() {
-        return NodeSelection.of(selector, nodeSelector);
-    }
 }

@@ -6,10 +6,13 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.EventRecorder;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.PodSelection;
 import dev.cks.nodeops.drain.PodSelector;
 import dev.cks.nodeops.drainability.DrainReportStatus.Phase;
 import dev.cks.nodeops.upgrade.NodeSelection;
@@ -64,16 +67,20 @@ public final class DrainabilityPass {
         if (tooSoon.isPresent()) {
             return new Outcome(status, tooSoon, true);
         }
+        DrainAssumptions assumptions = spec.getDrain() == null ? new DrainAssumptions() : spec.getDrain();
+        Optional<String> nodeDeprecation = NodeSelection.deprecation(spec.getNodeSelector(), "DrainReport " + name);
+        Optional<String> podDeprecation = PodSelection.deprecation(assumptions.getPodSelector(), "DrainReport " + name, false);
         // Once per spec, not every pass: the Accepted condition keeps saying it meanwhile.
-        Optional<String> deprecation = NodeSelection.deprecation(spec.getNodeSelector(), "DrainReport " + name);
-        if (deprecation.isPresent() && !Objects.equals(status.getObservedGeneration(), generation)) {
-            events.warning(report, NodeSelection.DEPRECATED_NODE_SELECTOR, deprecation.get());
+        if (!Objects.equals(status.getObservedGeneration(), generation)) {
+            nodeDeprecation.ifPresent(message -> events.warning(report, NodeSelection.DEPRECATED_NODE_SELECTOR, message));
+            podDeprecation.ifPresent(message -> events.warning(report, PodSelection.DEPRECATED_POD_SELECTOR, message));
         }
-        String validReason = deprecation.isPresent() ? NodeSelection.DEPRECATED_NODE_SELECTOR : "Valid";
-        String valid = deprecation.orElse("the spec is valid");
+        String validReason = nodeDeprecation.isPresent() ? NodeSelection.DEPRECATED_NODE_SELECTOR
+                : podDeprecation.isPresent() ? PodSelection.DEPRECATED_POD_SELECTOR : "Valid";
+        String valid = nodeDeprecation.isEmpty() && podDeprecation.isEmpty() ? "the spec is valid"
+                : Stream.of(nodeDeprecation, podDeprecation).flatMap(Optional::stream).collect(Collectors.joining(" "));
         status.setObservedGeneration(generation);
         Duration interval = Duration.ofSeconds(spec.getIntervalSeconds() == null ? 300 : spec.getIntervalSeconds());
-        DrainAssumptions assumptions = spec.getDrain() == null ? new DrainAssumptions() : spec.getDrain();
 
         if (Boolean.TRUE.equals(spec.getSuspend())) {
             metrics.forget(name);

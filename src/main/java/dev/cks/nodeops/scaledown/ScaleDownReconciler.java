@@ -17,6 +17,7 @@ import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.PodSelection;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainWakeups;
 import dev.cks.nodeops.operation.KillPoint;
@@ -223,8 +224,12 @@ public class ScaleDownReconciler implements Reconciler<ScaleDown>, Cleaner<Scale
         status.setStartedAt(Timestamps.format(now));
         status.setDeadline(Timestamps.format(now.plusSeconds(spec.getTimeoutSeconds())));
         status.setProgress(ScaleDownSteps.progress(planned.nodes()));
+        // Said once the ScaleDown goes ahead (not at every look while CloudStack is awaited), then in view in the Accepted condition.
+        Optional<String> podDeprecation = PodSelection.deprecation(drain.getPodSelector(), KIND + " " + resource.getMetadata().getName(), true);
+        podDeprecation.ifPresent(message -> recorder.warning(resource, PodSelection.DEPRECATED_POD_SELECTOR, message));
         recorder.accepted(resource, "Planned", "Removing " + planned.nodes().size() + " node(s) from CloudStack Kubernetes cluster "
-                + planned.cluster().name() + ": " + String.join(", ", status.getTargetNodes()) + " (deadline for the drains " + status.getDeadline() + ").", now);
+                + planned.cluster().name() + ": " + String.join(", ", status.getTargetNodes()) + " (deadline for the drains " + status.getDeadline() + ")."
+                + podDeprecation.map(message -> " " + message).orElse(""), now);
         status.setPhase(ScaleDownStatus.Phase.Cordoning);
         recorder.progressing(resource, "Cordoning", "Cordoning every node before draining any.", now);
         return Step.next();

@@ -5,8 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeSet;
-import java.util.stream.Collectors;
 
 import dev.cks.nodeops.drain.PodSelector;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -69,11 +67,9 @@ public final class NodeSelection {
         if (deprecatedNodeSelector == null || deprecatedNodeSelector.isEmpty()) {
             return Optional.empty();
         }
-        String labels = deprecatedNodeSelector.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
-                .collect(Collectors.joining(", ", "{", "}"));
         return Optional.of(object + " selects its nodes with spec.nodeSelector, which is deprecated and will be removed in a later release."
-                + " Write spec.selector: {matchLabels: " + labels + "} instead and remove spec.nodeSelector (both in one edit;"
-                + " it selects the same nodes).");
+                + " Write spec.selector: " + PodSelector.flowYaml(new LabelSelector(null, deprecatedNodeSelector))
+                + " instead and remove spec.nodeSelector (both in one edit; it selects the same nodes).");
     }
 
     /** The nodes with all these labels; empty selects every node. */
@@ -97,21 +93,6 @@ public final class NodeSelection {
     /** As kubectl writes a selector ({@code -l}), e.g. {@code pool=a,zone in (x,y),!node-role.kubernetes.io/control-plane}. */
     @Override
     public String toString() {
-        if (selectsEverything()) {
-            return "(empty: every node)";
-        }
-        List<String> terms = new ArrayList<>();
-        selector.getMatchLabels().forEach((key, value) -> terms.add(key + "=" + value));
-        for (LabelSelectorRequirement requirement : selector.getMatchExpressions()) {
-            String values = String.join(",", new TreeSet<>(requirement.getValues() == null ? List.of() : requirement.getValues()));
-            terms.add(switch (String.valueOf(requirement.getOperator())) {
-                case "In" -> requirement.getKey() + " in (" + values + ")";
-                case "NotIn" -> requirement.getKey() + " notin (" + values + ")";
-                case "Exists" -> requirement.getKey();
-                case "DoesNotExist" -> "!" + requirement.getKey();
-                default -> requirement.getKey() + " " + requirement.getOperator() + " (" + values + ")";
-            });
-        }
-        return String.join(",", terms);
+        return selectsEverything() ? "(empty: every node)" : matcher.toString();
     }
 }

@@ -22,6 +22,7 @@ import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.DrainClient;
 import dev.cks.nodeops.drain.Draining;
+import dev.cks.nodeops.drain.PodSelection;
 import dev.cks.nodeops.nodes.NodeCache;
 import dev.cks.nodeops.nodes.NodeLock;
 import dev.cks.nodeops.operation.DrainWakeups;
@@ -198,8 +199,11 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         NodeUpgradeSpec spec = upgrade.getSpec();
         List<Node> cluster = work.nodes();
         List<UpgradeNodeStatus> planned = UpgradePlan.plan(cluster, spec.nodeSelection(), spec.getTargetVersion());
-        Optional<String> deprecation = NodeSelection.deprecation(spec.getNodeSelector(), KIND + " " + upgrade.getMetadata().getName());
+        String object = KIND + " " + upgrade.getMetadata().getName();
+        Optional<String> deprecation = NodeSelection.deprecation(spec.getNodeSelector(), object);
         deprecation.ifPresent(message -> recorder.warning(upgrade, NodeSelection.DEPRECATED_NODE_SELECTOR, message));
+        Optional<String> podDeprecation = PodSelection.deprecation(pipeline.drainOptions(upgrade).getPodSelector(), object, true);
+        podDeprecation.ifPresent(message -> recorder.warning(upgrade, PodSelection.DEPRECATED_POD_SELECTOR, message));
         if (spec.continuous()) {
             Map<String, List<String>> earlier = ContinuousHold.overlaps(upgrade, peers.get(), cluster).earlier();
             if (!earlier.isEmpty()) {
@@ -245,9 +249,9 @@ public class NodeUpgradeReconciler implements Reconciler<NodeUpgrade>, Cleaner<N
         recorder.estimate(upgrade, estimate);
         String order = planned.stream().map(n -> n.getName() + " (" + n.getAction() + (n.getAction() == Action.Skip ? ": " + n.getSkipReason() : "") + ")")
                 .collect(Collectors.joining(", "));
-        // The Accepted condition keeps the deprecation in view as long as the upgrade is shown.
+        // The Accepted condition keeps the deprecations in view as long as the upgrade is shown.
         recorder.accepted(upgrade, "Planned", "NodeUpgrade " + upgrade.getMetadata().getName() + " to " + spec.getTargetVersion() + ": " + order + "."
-                + deprecation.map(message -> " " + message).orElse(""), now);
+                + deprecation.map(message -> " " + message).orElse("") + podDeprecation.map(message -> " " + message).orElse(""), now);
         planned.stream().filter(n -> n.getAction() == Action.Skip && n.getVersion() == null)
                 .forEach(n -> recorder.event(upgrade, NodeUpgradePipeline.NODE_SKIPPED, "Node " + n.getName() + " is not upgraded: " + n.getSkipReason() + "."));
         status.setPhase(NodeUpgradeStatus.Phase.Running);

@@ -1,25 +1,22 @@
 package dev.cks.nodeops.upgrade;
 
-import java.util.Map;
-
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
 import dev.cks.nodeops.drain.DrainOptions;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.MaintenanceWindow;
 import io.fabric8.kubernetes.api.model.IntOrString;
-import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
-import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
 // An upgrade that changes under way could leave nodes at two targets; retry or re-create instead. Only how
 // and when it runs may change: spec.paused, spec.window and spec.maxUnavailable.
 // A Continuous NodeUpgrade holds a version: changing it starts a new rollout to the new one (with the skew guard).
+// Which nodes, and the rules of that: NodeSelectionSpec.
 @ValidationRule(value = "self.targetVersion == oldSelf.targetVersion || (has(self.mode) && self.mode == 'Continuous' && has(oldSelf.mode) && oldSelf.mode == 'Continuous')",
         message = "spec.targetVersion cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "has(self.mode) == has(oldSelf.mode) && (!has(self.mode) || self.mode == oldSelf.mode)", message = "spec.mode cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
@@ -37,49 +34,7 @@ import io.fabric8.generator.annotation.ValidationRule;
 @ValidationRule(value = "has(self.waitForDrainedWorkloads) == has(oldSelf.waitForDrainedWorkloads) && (!has(self.waitForDrainedWorkloads) || self.waitForDrainedWorkloads == oldSelf.waitForDrainedWorkloads)", message = "spec.waitForDrainedWorkloads cannot change" + NodeUpgradeSpec.ONLY_MUTABLE)
 @ValidationRule(value = "!has(self.drain) || !has(self.drain.escalation) || self.drain.escalation.all(s, s.action != 'RollBack')",
         message = "a NodeUpgrade gives a blocked node up with Fail or SkipNode; RollBack is a ScaleDown's")
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_KEYS, message = NodeUpgradeSpec.NODE_SELECTOR_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.NODE_SELECTOR_VALUES, message = NodeUpgradeSpec.NODE_SELECTOR_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.ONE_SELECTOR, message = NodeUpgradeSpec.ONE_SELECTOR_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_KEYS, message = NodeUpgradeSpec.SELECTOR_LABEL_KEYS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_LABEL_VALUES, message = NodeUpgradeSpec.SELECTOR_LABEL_VALUES_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_OPERATORS, message = NodeUpgradeSpec.SELECTOR_OPERATORS_MESSAGE)
-@ValidationRule(value = NodeUpgradeSpec.SELECTOR_EXPRESSIONS, message = NodeUpgradeSpec.SELECTOR_EXPRESSIONS_MESSAGE)
-public class NodeUpgradeSpec {
-    /** A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters (values: the CRD caps them at 63). */
-    static final String LABEL_KEY = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
-    static final String LABEL_VALUE = "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$";
-    /** CEL rules of a nodeSelector (this kind's and a DrainReport's), with their messages. */
-    public static final String NODE_SELECTOR_KEYS = "!has(self.nodeSelector) || self.nodeSelector.all(k, size(k) <= 317 && k.matches('" + LABEL_KEY + "'))";
-    public static final String NODE_SELECTOR_KEYS_MESSAGE = "nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 "
-            + "letters, digits, '-', '_' or '.'";
-    public static final String NODE_SELECTOR_VALUES = "!has(self.nodeSelector) || self.nodeSelector.all(k, self.nodeSelector[k].matches('" + LABEL_VALUE + "'))";
-    public static final String NODE_SELECTOR_VALUES_MESSAGE = "nodeSelector values must be label values: at most 63 letters, digits, '-', '_' or '.', starting "
-            + "and ending with a letter or digit";
-
-    /*
-     * CEL rules of a selector (this kind's and a DrainReport's): what Kubernetes' own validation of a metav1.LabelSelector
-     * checks (apimachinery pkg/apis/meta/v1/validation ValidateLabelSelector): label keys and values, one of the four
-     * operators, values for In and NotIn and none for Exists and DoesNotExist. The CRD bounds the sizes (CrdPostProcessor).
-     */
-    private static final String HAS_LABELS = "!has(self.selector) || !has(self.selector.matchLabels) || ";
-    private static final String HAS_EXPRESSIONS = "!has(self.selector) || !has(self.selector.matchExpressions) || ";
-    public static final String ONE_SELECTOR = "!has(self.selector) || !has(self.nodeSelector) || size(self.nodeSelector) == 0";
-    public static final String ONE_SELECTOR_MESSAGE = "set spec.selector or the deprecated spec.nodeSelector, not both: move the nodeSelector's labels"
-            + " into selector.matchLabels";
-    public static final String SELECTOR_LABEL_KEYS = HAS_LABELS + "self.selector.matchLabels.all(k, size(k) <= 317 && k.matches('" + LABEL_KEY + "'))";
-    public static final String SELECTOR_LABEL_KEYS_MESSAGE = "selector.matchLabels keys must be label keys: an optional DNS subdomain prefix and '/',"
-            + " then at most 63 letters, digits, '-', '_' or '.'";
-    public static final String SELECTOR_LABEL_VALUES = HAS_LABELS + "self.selector.matchLabels.all(k, self.selector.matchLabels[k].matches('" + LABEL_VALUE + "'))";
-    public static final String SELECTOR_LABEL_VALUES_MESSAGE = "selector.matchLabels values must be label values: at most 63 letters, digits, '-', '_'"
-            + " or '.', starting and ending with a letter or digit";
-    public static final String SELECTOR_OPERATORS = HAS_EXPRESSIONS + "self.selector.matchExpressions.all(e, e.operator in ['In', 'NotIn']"
-            + " ? has(e.values) && size(e.values) > 0 : e.operator in ['Exists', 'DoesNotExist'] && (!has(e.values) || size(e.values) == 0))";
-    public static final String SELECTOR_OPERATORS_MESSAGE = "selector.matchExpressions: the operator is In, NotIn, Exists or DoesNotExist; In and"
-            + " NotIn need values, Exists and DoesNotExist take none";
-    public static final String SELECTOR_EXPRESSIONS = HAS_EXPRESSIONS + "self.selector.matchExpressions.all(e, size(e.key) <= 317 && e.key.matches('"
-            + LABEL_KEY + "') && (!has(e.values) || e.values.all(v, v.matches('" + LABEL_VALUE + "'))))";
-    public static final String SELECTOR_EXPRESSIONS_MESSAGE = "selector.matchExpressions keys must be label keys (an optional DNS subdomain prefix and"
-            + " '/', then at most 63 letters, digits, '-', '_' or '.') and their values label values";
+public class NodeUpgradeSpec extends NodeSelectionSpec {
     /**
      * A NodeUpgrade's nodeSelector moved to spec.selector: removed, with the same labels as selector.matchLabels and no
      * matchExpressions. It selects the same nodes, so it is no change of the upgrade.
@@ -99,16 +54,6 @@ public class NodeUpgradeSpec {
     @Required
     @Pattern(VERSION_PATTERN)
     private String targetVersion;
-
-    @JsonPropertyDescription("The nodes to upgrade, as a Kubernetes label selector: every matchLabels entry and matchExpressions requirement must"
-            + " hold. Unset or empty selects every node. Workers only: matchExpressions [{key: node-role.kubernetes.io/control-plane,"
-            + " operator: DoesNotExist}].")
-    private LabelSelector selector;
-
-    @JsonPropertyDescription("Deprecated, removed in a later release: use selector (selector.matchLabels takes the same map). Labels a node must"
-            + " have to be upgraded. Not together with selector.")
-    @Size(max = 64)
-    private Map<String, String> nodeSelector;
 
     @JsonPropertyDescription("How the upgrade runs on each node.")
     @Required
@@ -171,10 +116,6 @@ public class NodeUpgradeSpec {
 
     public String getTargetVersion() { return targetVersion; }
     public void setTargetVersion(String targetVersion) { this.targetVersion = targetVersion; }
-    public LabelSelector getSelector() { return selector; }
-    public void setSelector(LabelSelector selector) { this.selector = selector; }
-    public Map<String, String> getNodeSelector() { return nodeSelector; }
-    public void setNodeSelector(Map<String, String> nodeSelector) { this.nodeSelector = nodeSelector; }
     public UpgradeExecutor getExecutor() { return executor; }
     public void setExecutor(UpgradeExecutor executor) { this.executor = executor; }
     public Integer getReadyTimeoutSeconds() { return readyTimeoutSeconds; }
@@ -203,11 +144,6 @@ public class NodeUpgradeSpec {
         return mode == UpgradeMode.Continuous;
     }
 
-    /** The nodes selector (or the deprecated nodeSelector) selects; not a bean property either. */
-    public NodeSelection nodeSelection() {
-        return NodeSelection.of(selector, nodeSelector);
-    }
-
     /**
      * This spec with another target: a Continuous NodeUpgrade whose target changed finishes the nodes in progress at the
      * version their Jobs were made for before its new rollout begins.
@@ -215,8 +151,8 @@ public class NodeUpgradeSpec {
     NodeUpgradeSpec withTargetVersion(String version) {
         NodeUpgradeSpec copy = new NodeUpgradeSpec();
         copy.targetVersion = version;
-        copy.selector = selector;
-        copy.nodeSelector = nodeSelector;
+        copy.setSelector(getSelector());
+        copy.setNodeSelector(getNodeSelector());
         copy.executor = executor;
         copy.readyTimeoutSeconds = readyTimeoutSeconds;
         copy.drain = drain;

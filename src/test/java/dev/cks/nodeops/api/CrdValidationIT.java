@@ -7,6 +7,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 import org.awaitility.Awaitility;
@@ -67,7 +70,9 @@ class CrdValidationIT {
                         "WaitingReady (until Ready at the target)"),
                 Arguments.of("nodeupgrade.status.nodes.drain", "The node's drain: its attempt, what blocks it, what it evicted",
                         "The drain attempt under way or last made, counted from 1"),
-                Arguments.of("nodeupgrade.spec.selector", "The nodes to upgrade, as a Kubernetes label selector",
+                Arguments.of("nodeupgrade.spec.selector", "The nodes to upgrade (a NodeUpgrade) or report on (a DrainReport), as a Kubernetes label selector",
+                        "Label requirements a selected object must all meet"),
+                Arguments.of("scaledown.spec.drain.selector", "The pods to drain, as a Kubernetes label selector",
                         "Label requirements a selected object must all meet"),
                 Arguments.of("scaledown.status", "the removal or rollback, and conditions that say why",
                         "The names of the nodes picked for removal"),
@@ -104,8 +109,57 @@ class CrdValidationIT {
         }
     }
 
+    /**
+     * Bed: the API server alone, no operator. Actor: a Java client (the operator's tests, a GitOps tool's defaults) that
+     * sends the deprecated spec.drain.podSelector as "" beside spec.drain.selector: an empty one selects what no selector
+     * does, so it is no second selector.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"ScaleDown", "DrainReport"})
+    void aDrainSelectorBesideAnEmptyPodSelectorIsAccepted(String kind) {
+        String spec = (kind.equals("ScaleDown") ? "nodeNames: [a]\n  " : "")
+                + "drain: {podSelector: '', selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: NotIn, values: [cache]}]}}";
+        String yaml = "apiVersion: nodeops.cks.dev/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: drain-selector\nspec:\n  " + spec + "\n";
+        GenericKubernetesResource created = client.resource(client.getKubernetesSerialization().unmarshal(yaml, GenericKubernetesResource.class)).create();
+        try {
+            assertThat(created.getMetadata().getUid()).isNotBlank();
+        } finally {
+            client.resource(created).delete();
+        }
+    }
+
+    /**
+     * What Kubernetes' own validation of a metav1.LabelSelector refuses, refused in every field that holds one: the nodes of a
+     * NodeUpgrade and a DrainReport (spec.selector), the pods of each kind's drain (spec.drain.selector). The path in a
+     * message is {@code <field>}.
+     */
+    static Stream<Arguments> malformedSelectors() {
+        Map<String, String> selectors = new LinkedHashMap<>();
+        selectors.put("{matchExpressions: [{key: pool, operator: In}]}", "In and NotIn need values, Exists and DoesNotExist take none");
+        selectors.put("{matchExpressions: [{key: pool, operator: NotIn, values: []}]}", "In and NotIn need values, Exists and DoesNotExist take none");
+        selectors.put("{matchExpressions: [{key: node-role.kubernetes.io/control-plane, operator: DoesNotExist, values: ['']}]}",
+                "In and NotIn need values, Exists and DoesNotExist take none");
+        selectors.put("{matchExpressions: [{key: pool, operator: Equals, values: [a]}]}", "the operator is In, NotIn, Exists or DoesNotExist");
+        selectors.put("{matchExpressions: [{key: pool}]}", "<field>.matchExpressions[0].operator: Required value");
+        selectors.put("{matchExpressions: [{key: 'bad key!', operator: Exists}]}", "selector.matchExpressions keys must be label keys");
+        selectors.put("{matchExpressions: [{key: pool, operator: In, values: ['two words']}]}", "selector.matchExpressions keys must be label keys (an"
+                + " optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.') and their values label values");
+        selectors.put("{matchExpressions: [{key: pool, operator: In, values: [" + "v".repeat(64) + "]}]}",
+                "<field>.matchExpressions[0].values[0]: Too long: may not be more than 63");
+        selectors.put("{matchLabels: {'bad key!': a}}", "selector.matchLabels keys must be label keys");
+        selectors.put("{matchLabels: {pool: 'two words'}}", "selector.matchLabels values must be label values");
+        List<List<String>> fields = List.of(
+                List.of("NodeUpgrade", "spec.selector", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  selector: %s"),
+                List.of("DrainReport", "spec.selector", "selector: %s"),
+                List.of("NodeUpgrade", "spec.drain.selector", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n  drain: {selector: %s}"),
+                List.of("ScaleDown", "spec.drain.selector", "nodeNames: [a]\n  drain: {selector: %s}"),
+                List.of("DrainReport", "spec.drain.selector", "drain: {selector: %s}"));
+        return fields.stream().flatMap(field -> selectors.entrySet().stream().map(selector -> Arguments.of(field.get(0),
+                field.get(2).formatted(selector.getKey()), selector.getValue().replace("<field>", field.get(1)))));
+    }
+
     static Stream<Arguments> invalidResources() {
-        return Stream.of(
+        return Stream.concat(malformedSelectors(), Stream.of(
                 Arguments.of("NodeUpgrade", "targetVersion: '1.33'\n  executor: {type: CloudStackIso}",
                         "spec.targetVersion in body should match"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4", "spec.executor: Required value"),
@@ -184,30 +238,18 @@ class CrdValidationIT {
                         "spec.nodeSelector.pool: Too long: may not be more than 63"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  nodeSelector: {" + "k".repeat(64) + ": x}\n  executor: {type: CloudStackIso}",
                         "nodeSelector keys must be label keys"),
-                // spec.selector, a metav1.LabelSelector: what Kubernetes' own validation of one refuses, and not with the deprecated map
+                // a selector beside the deprecated field it replaces (what a selector itself must be: malformedSelectors)
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchLabels: {pool: a}}\n  nodeSelector: {pool: a}\n"
                         + "  executor: {type: CloudStackIso}", "set spec.selector or the deprecated spec.nodeSelector, not both"),
                 Arguments.of("DrainReport", "selector: {matchExpressions: [{key: pool, operator: Exists}]}\n  nodeSelector: {pool: a}",
                         "set spec.selector or the deprecated spec.nodeSelector, not both"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool, operator: In}]}\n"
-                        + "  executor: {type: CloudStackIso}", "In and NotIn need values, Exists and DoesNotExist take none"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool, operator: NotIn, values: []}]}\n"
-                        + "  executor: {type: CloudStackIso}", "In and NotIn need values, Exists and DoesNotExist take none"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: node-role.kubernetes.io/control-plane,"
-                        + " operator: DoesNotExist, values: ['']}]}\n  executor: {type: CloudStackIso}",
-                        "In and NotIn need values, Exists and DoesNotExist take none"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool, operator: Equals, values: [a]}]}\n"
-                        + "  executor: {type: CloudStackIso}", "the operator is In, NotIn, Exists or DoesNotExist"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: pool}]}\n  executor: {type: CloudStackIso}",
-                        "spec.selector.matchExpressions[0].operator: Required value"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchExpressions: [{key: 'bad key!', operator: Exists}]}\n"
-                        + "  executor: {type: CloudStackIso}", "selector.matchExpressions keys must be label keys"),
-                Arguments.of("DrainReport", "selector: {matchExpressions: [{key: pool, operator: In, values: ['two words']}]}",
-                        "selector.matchExpressions keys must be label keys (an optional DNS subdomain prefix and '/', then at most 63 letters,"
-                                + " digits, '-', '_' or '.') and their values label values"),
-                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  selector: {matchLabels: {'bad key!': a}}\n  executor: {type: CloudStackIso}",
-                        "selector.matchLabels keys must be label keys"),
-                Arguments.of("DrainReport", "selector: {matchLabels: {pool: 'two words'}}", "selector.matchLabels values must be label values"),
+                Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso}\n"
+                        + "  drain: {selector: {matchLabels: {app: web}}, podSelector: 'app=web'}",
+                        "set spec.drain.selector or the deprecated spec.drain.podSelector, not both"),
+                Arguments.of("ScaleDown", "nodeNames: [a]\n  drain: {selector: {matchLabels: {app: web}}, podSelector: 'app=web'}",
+                        "set spec.drain.selector or the deprecated spec.drain.podSelector, not both"),
+                Arguments.of("DrainReport", "drain: {selector: {matchExpressions: [{key: app, operator: Exists}]}, podSelector: app}",
+                        "set spec.drain.selector or the deprecated spec.drain.podSelector, not both"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script, script: {configMapRef: {name: Upgrade_Scripts, key: up.sh}}}",
                         "configMapRef.name must be a ConfigMap name"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: Script, script: {configMapRef: {name: upgrade, key: ../up.sh}}}",
@@ -216,7 +258,7 @@ class CrdValidationIT {
                         "executor.cloudStackIso applies only with type CloudStackIso"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  executor: {type: CloudStackIso, cloudStackIso: {kubernetesVersionId: latest}}",
                         "kubernetesVersionId must be a CloudStack id (a UUID)"),
-                Arguments.of("VMMapAudit", "clusterId: prod-cluster", "clusterId must be a CloudStack id (a UUID)"));
+                Arguments.of("VMMapAudit", "clusterId: prod-cluster", "clusterId must be a CloudStack id (a UUID)")));
     }
 
     /** Names end up in node annotations, Job labels and event names: at most 63 characters. */

@@ -442,6 +442,42 @@ class DrainIT {
         work.stopDrainWatches();
     }
 
+    /**
+     * Cluster shape: two KWOK workers of this test's pool; on the first, Deployments web (2 pods) and api (2), and a bare pod
+     * debug. Actor: a person whose spec.drain.selector (#35) picks the pods to drain with matchExpressions, the Deployments'
+     * web pods only: app In (web, debug) and pod-template-hash Exists (which Deployment pods have and the bare pod has not).
+     * The drain evicts exactly those; the api pods and the bare pod stay untouched, and the bare pod, not selected, needs no force.
+     */
+    @Test
+    void aSelectorsMatchExpressionsDrainExactlyThePodsTheyMatch() throws Exception {
+        String source = bed.addWorker();
+        bed.deployment("web", 2, false);
+        bed.deployment("api", 2, false);
+        bed.barePod("debug", source, List.of());
+        bed.awaitReadyPods("web", 2);
+        bed.awaitReadyPods("api", 2);
+        bed.awaitReadyPods("debug", 1);
+        Set<String> web = uids(bed.podsOn(source), "web");
+        Set<String> stay = new java.util.HashSet<>(uids(bed.podsOn(source), "api"));
+        stay.addAll(uids(bed.podsOn(source), "debug"));
+        bed.addWorker();
+        bed.cordon(source);
+        DrainOptions options = DrainBed.options();
+        options.setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+                .addNewMatchExpression().withKey("app").withOperator("In").withValues("web", "debug").endMatchExpression()
+                .addNewMatchExpression().withKey("pod-template-hash").withOperator("Exists").endMatchExpression().build());
+
+        DrainResult result = DrainBed.drainToEnd(new NodeDrainer(bed.client), source, options, new DrainState(), null, Duration.ofSeconds(60));
+
+        assertThat(result.outcome()).as(result.report()).isEqualTo(Outcome.DONE);
+        assertThat(result.state().getPodsEvicted()).as("the two web pods").isEqualTo(2);
+        assertThat(result.state().getLastEvicted()).hasSize(2).allMatch(k -> k.startsWith(bed.namespace + "/web-"));
+        assertThat(uids(bed.podsOn(source), null)).as("the api pods and the bare pod stay; no web pod is left").isEqualTo(stay)
+                .doesNotContainAnyElementsOf(web);
+        assertThat(bed.podsOn(source)).allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);
+        bed.awaitReadyPods("web", 2);
+    }
+
     @Test
     void preflightPredictsBlocksAcrossNodesAndTouchesNothing() throws Exception {
         String first = bed.addWorker();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 import dev.cks.nodeops.common.OperatorSettings;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 
 class DrainOptionsTest {
     @Test
@@ -19,6 +20,8 @@ class DrainOptionsTest {
         fromSpec.setRetries(1);
         fromSpec.setRetryIntervalSeconds(null);
         fromSpec.setForce(true);
+        fromSpec.setSelector(new LabelSelectorBuilder().addToMatchLabels("app", "web").build());
+        fromSpec.setPodSelector("tier!=cache");
 
         DrainOptions effective = DrainOptions.effective(fromSpec, defaults);
 
@@ -26,5 +29,7 @@ class DrainOptionsTest {
         assertThat(effective.getRetries()).isEqualTo(1);
         assertThat(effective.getRetryIntervalSeconds()).isEqualTo(7);
         assertThat(effective.getForce()).isTrue();
+        assertThat(effective.getSelector()).isEqualTo(fromSpec.getSelector());
+        assertThat(effective.getPodSelector()).isEqualTo("tier!=cache");
         assertThat(DrainOptions.effective(null, defaults).attempts()).isEqualTo(5);
     }}

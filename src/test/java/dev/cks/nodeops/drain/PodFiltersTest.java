@@ -92,8 +92,8 @@ class PodFiltersTest {
         options.setPodSelector("app=api");
         PodVerdict verdict = PodFilters.forOptions(options, NOW).verdict(pod("solo").build());
         assertThat(verdict.action()).as("not selected: not even refused for lacking a controller").isEqualTo(Action.SKIP);
-        assertThat(verdict.reason()).isEqualTo("does not match podSelector 'app=api': shop/solo");
-        assertThat(PodFilters.podSelector(replicated("w"), PodSelector.parse("app in (web,api)")).action()).isEqualTo(Action.EVICT);
+        assertThat(verdict.reason()).isEqualTo("does not match the drain's selector 'app=api': shop/solo");
+        assertThat(PodFilters.selector(replicated("w"), PodSelector.parse("app in (web,api)")).action()).isEqualTo(Action.EVICT);
     }
 
     @Test

@@ -73,4 +73,34 @@ class PodSelectorTest {
         assertThat(PodSelector.of(null).matches(WEB)).as("a budget without selector covers no pod").isFalse();
         assertThat(PodSelector.of(new LabelSelectorBuilder().build()).matches(WEB)).as("an empty selector covers all").isTrue();
     }
+
+    @Test
+    void aLabelSelectorIsWrittenInKubectlSyntax() {
+        assertThat(PodSelector.of(new LabelSelectorBuilder().addToMatchLabels("app", "web")
+                .addNewMatchExpression().withKey("zone").withOperator("In").withValues(List.of("b", "a")).endMatchExpression()
+                .addNewMatchExpression().withKey("legacy").withOperator("DoesNotExist").endMatchExpression().build()))
+                .hasToString("app=web,zone in (a,b),!legacy");
+        assertThat(PodSelector.of(new LabelSelectorBuilder().addNewMatchExpression().withKey("zone").withOperator("Near").withValues("a")
+                .endMatchExpression().build())).as("an operator Kubernetes does not know selects nothing, and says what it was")
+                .hasToString("zone Near (a)").satisfies(selector -> assertThat(selector.matches(WEB)).isFalse());
+    }
+
+    /** What a deprecation tells users to write must be YAML the API server reads as strings: values YAML would read otherwise are quoted. */
+    @Test
+    void aKubectlSelectorBecomesALabelSelectorWrittenAsFlowYaml() {
+        assertThat(PodSelector.flowYaml(PodSelector.parse("app=web,tier!=cache,zone in (b,a),!legacy,version=1,enabled=true,empty=,app=api")
+                .toLabelSelector())).isEqualTo("{matchLabels: {app: web, version: '1', enabled: 'true', empty: ''}, matchExpressions: ["
+                        + "{key: tier, operator: NotIn, values: [cache]}, {key: zone, operator: In, values: [a, b]},"
+                        + " {key: legacy, operator: DoesNotExist}, {key: app, operator: In, values: [api]}]}");
+    }
+
+    @Test
+    void twoSelectorsTogetherNeedBoth() {
+        PodSelector both = PodSelector.parse("app=web").and(PodSelector.parse("zone in (a)"));
+        assertThat(both.matches(WEB)).isTrue();
+        assertThat(both.matches(Map.of("app", "web"))).isFalse();
+        assertThat(both).hasToString("app=web,zone in (a)");
+        assertThat(PodSelector.parse("app=web").and(PodSelector.of(null)).matches(WEB)).as("with one that selects nothing").isFalse();
+        assertThat(PodSelector.everything().and(PodSelector.parse(""))).hasToString("");
+    }
 }

@@ -198,4 +198,45 @@ class DrainabilityPassTest {
         assertThat(events.drain()).noneMatch(e -> e.reason().equals(dev.cks.nodeops.upgrade.NodeSelection.DEPRECATED_NODE_SELECTOR));
         assertThat(Conditions.find(moved.getConditions(), Conditions.ACCEPTED)).get().satisfies(c -> assertThat(c.getReason()).isEqualTo("Valid"));
     }
+
+    /**
+     * Shape: two workers, a Deployment's pod and a bare pod (no labels) on w-1. Actor: a person whose DrainReport assumes
+     * drains that leave unlabelled pods alone, first with the deprecated spec.drain.podSelector, then moved to
+     * spec.drain.selector: both leave the bare pod out (w-1 is drainable); the deprecated one with one Warning per spec
+     * spelling out the move, and its Accepted condition says it meanwhile.
+     */
+    @Test
+    void theDeprecatedPodSelectorStillSelectsWithOneWarningPerSpecAndTheSelectorSelectsTheSame() {
+        reads(new ClusterShapes().workers("w-1", "w-2").deploymentPod("web", "web-1", "w-1").barePod("debug", "w-1"));
+        report.getSpec().getDrain().setPodSelector("app");
+
+        DrainReportStatus first = pass().status();
+        pass();
+
+        assertThat(first.getBlockedCount()).as("the bare pod is not selected, so it blocks nothing").isZero();
+        assertThat(events.drain()).filteredOn(e -> e.reason().equals(dev.cks.nodeops.drain.PodSelection.DEPRECATED_POD_SELECTOR)).singleElement()
+                .satisfies(e -> {
+                    assertThat(e.type()).isEqualTo("Warning");
+                    assertThat(e.message()).startsWith("DrainReport nodes selects the pods to drain with spec.drain.podSelector 'app'")
+                            .contains("Write spec.drain.selector: {matchExpressions: [{key: app, operator: Exists}]} instead").endsWith(", in one edit.");
+                });
+        assertThat(Conditions.find(report.getStatus().getConditions(), Conditions.ACCEPTED)).get()
+                .satisfies(c -> assertThat(c.getReason()).isEqualTo(dev.cks.nodeops.drain.PodSelection.DEPRECATED_POD_SELECTOR));
+
+        report.getSpec().getDrain().setPodSelector("");
+        report.getSpec().getDrain().setSelector(new io.fabric8.kubernetes.api.model.LabelSelectorBuilder().addNewMatchExpression().withKey("app")
+                .withOperator("Exists").endMatchExpression().build());
+        report.getMetadata().setGeneration(2L);
+        DrainReportStatus moved = pass().status();
+
+        assertThat(moved.getBlockedCount()).isZero();
+        assertThat(moved.getDrainableCount()).isEqualTo(2);
+        assertThat(events.drain()).noneMatch(e -> e.reason().equals(dev.cks.nodeops.drain.PodSelection.DEPRECATED_POD_SELECTOR));
+        assertThat(Conditions.find(moved.getConditions(), Conditions.ACCEPTED)).get().satisfies(c -> assertThat(c.getReason()).isEqualTo("Valid"));
+
+        report.getSpec().getDrain().setSelector(null);
+        report.getMetadata().setGeneration(3L);
+        assertThat(pass().status().getBlockedNodes()).as("without a selector the bare pod blocks w-1").extracting(BlockedNode::getName)
+                .containsExactly("w-1");
+    }
 }

@@ -38,6 +38,7 @@ import dev.cks.nodeops.cloudstack.simulator.Owner;
 import dev.cks.nodeops.cloudstack.simulator.SimulatedCluster;
 import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.OperationMetrics;
+import dev.cks.nodeops.drain.PodSelection;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.drain.PreflightPrediction;
 import dev.cks.nodeops.operation.CloudStackWait;
@@ -186,6 +187,27 @@ class ScaleDownReconcilerTest {
                 OperationRecorder.DRAINING, OperationRecorder.NODE_DRAINED, OperationRecorder.DRAINING, OperationRecorder.NODE_DRAINED,
                 "AllDrained", "RemovalRequested", "Succeeded");
         assertThat(registry.get("cks.operations").tag("outcome", "Succeeded").counter().count()).isEqualTo(1.0);
+    }
+
+    /**
+     * Shape: a CloudManaged CKS cluster, one worker removed. Actor: a person whose ScaleDown (written for the last release)
+     * still selects the pods to drain with the deprecated spec.drain.podSelector: it runs as before, with one Warning event
+     * that spells out the same requirements as spec.drain.selector, and the Accepted condition says it too.
+     */
+    @Test
+    void theDeprecatedPodSelectorStillDrainsWithAWarningThatSpellsOutTheMove() {
+        create(List.of(W1), spec -> spec.getDrain().setPodSelector("app in (web,api)"));
+
+        ScaleDownStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(ScaleDownStatus.Phase.Succeeded);
+        String move = "Write spec.drain.selector: {matchExpressions: [{key: app, operator: In, values: [api, web]}]} instead";
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(PodSelection.DEPRECATED_POD_SELECTOR)).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).startsWith("ScaleDown shrink selects the pods to drain with spec.drain.podSelector 'app in (web,api)'")
+                    .contains(move);
+        });
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains(move);
     }
 
     /**

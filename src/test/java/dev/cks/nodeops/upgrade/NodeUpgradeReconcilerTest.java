@@ -39,6 +39,7 @@ import dev.cks.nodeops.common.Conditions;
 import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperationMetrics;
 import dev.cks.nodeops.common.Timestamps;
+import dev.cks.nodeops.drain.PodSelection;
 import dev.cks.nodeops.drain.Preflight;
 import dev.cks.nodeops.operation.CloudStackWait;
 import dev.cks.nodeops.operation.DrainTick;
@@ -1355,6 +1356,7 @@ class NodeUpgradeReconcilerTest {
         assertThat(jobs.nodesWithJobs()).containsExactly(W1, W2);
         assertThat(nodes.calls).noneMatch(call -> call.contains(CONTROL));
         assertThat(events.all()).noneMatch(e -> e.reason().equals(NodeSelection.DEPRECATED_NODE_SELECTOR));
+        assertThat(events.all()).noneMatch(e -> e.reason().equals(PodSelection.DEPRECATED_POD_SELECTOR));
     }
 
     /**
@@ -1375,6 +1377,29 @@ class NodeUpgradeReconcilerTest {
         assertThat(events.all()).filteredOn(e -> e.reason().equals(NodeSelection.DEPRECATED_NODE_SELECTOR)).singleElement().satisfies(e -> {
             assertThat(e.type()).isEqualTo("Warning");
             assertThat(e.message()).startsWith("NodeUpgrade to-1-35 selects its nodes with spec.nodeSelector, which is deprecated").contains(move);
+        });
+        assertThat(condition(Conditions.ACCEPTED).getMessage()).contains(move);
+    }
+
+    /**
+     * Shape: three nodes, the control plane at the target. Actor: a person whose NodeUpgrade (written for the last release)
+     * still selects the pods to drain with the deprecated spec.drain.podSelector: it is upgraded as before, with one Warning
+     * event that spells out the same requirements as spec.drain.selector, and the Accepted condition says it too.
+     */
+    @Test
+    void theDeprecatedPodSelectorStillDrainsWithAWarningThatSpellsOutTheMove() {
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        create(UpgradeExecutor.Type.Script, spec -> spec.getDrain().setPodSelector("app=web,tier!=cache"));
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        String move = "Write spec.drain.selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: NotIn, values: [cache]}]}"
+                + " instead and remove spec.drain.podSelector";
+        assertThat(events.all()).filteredOn(e -> e.reason().equals(PodSelection.DEPRECATED_POD_SELECTOR)).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).startsWith("NodeUpgrade to-1-35 selects the pods to drain with spec.drain.podSelector 'app=web,tier!=cache'")
+                    .contains(move).endsWith("so do it in the next one.");
         });
         assertThat(condition(Conditions.ACCEPTED).getMessage()).contains(move);
     }
