@@ -36,6 +36,8 @@ final class IsoCanary {
     static final String ISO_REFUSED = "IsoRefused";
     static final String ISO_PASSED = "IsoPassed";
     static final String CHECKING = "IsoCanary";
+    static final String CANARY_MOVED = "IsoCanaryMoved";
+    static final String CANARY_JOB_DELETED = "IsoCanaryJobDeleted";
     /**
      * The addons kubeadm deploys whose images its list names, by image name, with the k8s-app label kubeadm's
      * manifests give their pods. kubeadm upgrades an addon only where the cluster has it (it skips an addon whose
@@ -74,10 +76,54 @@ final class IsoCanary {
             return canary.getVerdict() == Verdict.Passed ? Optional.empty() : Optional.of(refusal(upgrade, canary));
         }
         if (!canary.getNode().equals(node.getName())) {
-            // One canary per NodeUpgrade and target: the other nodes wait for its verdict.
-            return Optional.of(new Continue(Step.after(UpgradeJobStep.RECHECK_CLOUDSTACK)));
+            IsoCanaryHandover.Decision handover = IsoCanaryHandover.decide(canary, node.getName(), status.getNodes());
+            if (handover instanceof IsoCanaryHandover.Wait) {
+                // One canary per NodeUpgrade and target: the other nodes wait for its verdict.
+                return Optional.of(new Continue(Step.after(UpgradeJobStep.RECHECK_CLOUDSTACK)));
+            }
+            if (handover instanceof IsoCanaryHandover.DetachFirst detach) {
+                Optional<Step> detaching = giveUp(upgrade, canary, now);
+                if (detaching.isPresent()) {
+                    recorder.progressing(upgrade, CHECKING, "Detaching ISO " + canary.getIsoId() + " from VM " + canary.getVmId() + " of node "
+                            + canary.getNode() + ", whose ISO canary is given up (" + detach.why() + "); the canary starts again on node "
+                            + node.getName() + ".", now);
+                    return Optional.of(new Continue(detaching.get()));
+                }
+                handover = IsoCanaryHandover.decide(canary, node.getName(), status.getNodes());
+            }
+            if (handover instanceof IsoCanaryHandover.MoveTo move) {
+                canary = moveTo(upgrade, canary, node, move.why());
+            }
         }
         return advance(upgrade, node, canary, now);
+    }
+
+    /**
+     * The canary starts again on {@code node}: its former node is no longer upgraded and keeps no ISO of the canary's.
+     * Only status changes (the former Job's delete is idempotent), so a process killed here does it again from the same record.
+     */
+    private IsoCanaryStatus moveTo(NodeUpgrade upgrade, IsoCanaryStatus former, UpgradeNodeStatus node, String why) {
+        deleteJob(former);
+        IsoCanaryStatus canary = new IsoCanaryStatus(node.getName(), former.getTargetVersion());
+        upgrade.getStatus().setIsoCanary(canary);
+        recorder.warning(upgrade, CANARY_MOVED, "The ISO canary of " + former.getTargetVersion() + " on node " + former.getNode()
+                + " is given up before its verdict: " + why + ". It starts again on node " + node.getName() + "; nothing was cordoned.");
+        return canary;
+    }
+
+    /** Its ISO off the VM (an attach under way ended first), then its Job deleted. Empty once both are done. */
+    private Optional<Step> giveUp(NodeUpgrade upgrade, IsoCanaryStatus canary, Instant now) {
+        Optional<Step> detaching = attachment.detachBeforeGivingUp(upgrade, canary, now);
+        if (detaching.isEmpty()) {
+            deleteJob(canary);
+        }
+        return detaching;
+    }
+
+    private void deleteJob(IsoCanaryStatus canary) {
+        if (canary.getJobName() != null) {
+            jobs.delete(settings.namespace(), canary.getJobName());
+        }
     }
 
     private Optional<Outcome> advance(NodeUpgrade upgrade, UpgradeNodeStatus node, IsoCanaryStatus canary, Instant now) {
@@ -101,7 +147,8 @@ final class IsoCanary {
             }
             IsoAttachment.startDetaching(canary);
         }
-        Optional<Outcome> detaching = attachment.detach(upgrade, canary, now);
+        // Detached already where the canary's node was given up after its verdict was read.
+        Optional<Outcome> detaching = canary.getIsoState() == IsoState.Detached ? Optional.empty() : attachment.detach(upgrade, canary, now);
         if (detaching.isPresent() && detaching.get() instanceof NodeFailed failed) {
             // CloudStack's answer: reported, not asked again (as a failed node's detach).
             recorder.warning(upgrade, "IsoNotDetached", failed.error());
@@ -131,19 +178,30 @@ final class IsoCanary {
             return Optional.empty();
         }
         String namespace = settings.namespace();
-        String jobName = UpgradeJob.name(UpgradeJob.Purpose.ISO_CANARY, upgrade.getMetadata().getUid(), canary.getNode(), attemptKey(upgrade, canary));
-        Optional<Job> job = jobs.find(namespace, jobName);
+        boolean rerun = jobName(upgrade, canary, true).equals(canary.getJobName());
+        String jobName = jobName(upgrade, canary, rerun);
+        Optional<Job> job = jobs.find(namespace, jobName).filter(found -> !deletedBeforeItsEnd(found));
+        if (job.isEmpty() && jobName.equals(canary.getJobName())) {
+            Optional<Outcome> deleted = jobDeleted(upgrade, canary, namespace, jobName, rerun, now);
+            if (deleted.isPresent()) {
+                return deleted;
+            }
+            rerun = true;
+            jobName = jobName(upgrade, canary, true);
+            job = jobs.find(namespace, jobName);
+        }
         String checking = "Checking ISO " + canary.getIsoId() + " of " + canary.getTargetVersion() + " on node " + canary.getNode() + " (Job "
                 + namespace + "/" + jobName + ") before any node is cordoned.";
         if (job.isEmpty()) {
-            // Also a Job made and gone before its end was seen (deleted, or its TTL while the operator was down): it only reads, so it runs again.
             jobs.writeScripts(namespace, CloudStackIsoExecutor.SCRIPT_CONFIGMAP, CloudStackIsoExecutor.scripts());
-            jobs.create(UpgradeJob.build(request(upgrade, node, canary, namespace), UpgradeJob.Purpose.ISO_CANARY));
+            jobs.create(UpgradeJob.build(request(upgrade, node, canary, namespace, rerun), UpgradeJob.Purpose.ISO_CANARY));
             KillPoint.NODEUPGRADE_CANARY_JOB_CREATED.reached();
             canary.setJobName(jobName);
             recorder.progressing(upgrade, CHECKING, checking, now);
             return Optional.of(new Continue(Step.after(UpgradeJobStep.POD_RECHECK)));
         }
+        // Also a Job made by a process killed before it could record it.
+        canary.setJobName(jobName);
         UpgradeJob.Outcome outcome = UpgradeJob.outcome(job.get());
         if (outcome instanceof UpgradeJob.Running) {
             recorder.progressing(upgrade, CHECKING, checking, now);
@@ -153,7 +211,6 @@ final class IsoCanary {
         String log = jobs.logTail(namespace, jobName);
         IsoVerdict verdict = IsoVerdict.read(log);
         KillPoint.NODEUPGRADE_CANARY_VERDICT_READ.reached();
-        canary.setJobName(jobName);
         canary.setChecked(new ArrayList<>(verdict.checked()));
         if (verdict.result() == IsoVerdict.Result.Passed && outcome instanceof UpgradeJob.Succeeded) {
             canary.setVerdict(Verdict.Passed);
@@ -163,6 +220,38 @@ final class IsoCanary {
             canary.setProblems(new ArrayList<>(verdict.result() == IsoVerdict.Result.Failed ? verdict.problems() : List.of(noVerdict(outcome, log))));
         }
         return Optional.empty();
+    }
+
+    /**
+     * Being deleted while it runs: a person's kubectl delete job, or a GitOps prune with foreground deletion, which leaves
+     * the Job in place until its pods are gone. Its pod is killed before it judged the ISO: it is as good as gone.
+     */
+    private static boolean deletedBeforeItsEnd(Job job) {
+        return job.getMetadata().getDeletionTimestamp() != null && UpgradeJob.outcome(job) instanceof UpgradeJob.Running;
+    }
+
+    /**
+     * The canary's Job, recorded as made, was deleted before its verdict was read (a person, a GitOps prune, or its TTL
+     * while the operator was down): the verdict is unknown. The check only reads, so it runs once more, under a name of
+     * its own (the deleted one may linger under foreground deletion); the ISO stays on the VM meanwhile. A second Job
+     * deleted too is not made a third time: something keeps deleting them, and the ISO is not used unjudged. Empty when
+     * it runs once more.
+     */
+    private Optional<Outcome> jobDeleted(NodeUpgrade upgrade, IsoCanaryStatus canary, String namespace, String jobName, boolean rerun, Instant now) {
+        String deleted = "The ISO canary's Job " + namespace + "/" + jobName + " on node " + canary.getNode() + " was deleted before its verdict"
+                + " was read (kubectl delete job, a GitOps prune, or its TTL while the operator was down)";
+        if (!rerun) {
+            recorder.warning(upgrade, CANARY_JOB_DELETED, deleted + "; it only reads the ISO, so it runs once more, as Job " + namespace + "/"
+                    + jobName(upgrade, canary, true) + ".");
+            return Optional.empty();
+        }
+        String error = deleted + ", as was the one before it, so the verdict is unknown and the ISO " + canary.getIsoId() + " of "
+                + canary.getTargetVersion() + " is not used. Nothing was cordoned. Keep the Jobs labelled " + UpgradeJob.LABEL_ISO_CANARY
+                + " in namespace " + namespace + " from being deleted (a GitOps tool's prune), then retry with: kubectl annotate nu "
+                + upgrade.getMetadata().getName() + " " + NodeAnnotations.RETRY + "=$(date +%s) --overwrite";
+        recorder.warning(upgrade, CANARY_JOB_DELETED, error);
+        recorder.condition(upgrade, Conditions.ISO_VERIFIED, null, CANARY_JOB_DELETED, error, now);
+        return Optional.of(new NodeFailed(error));
     }
 
     /** The script stopped before it judged the ISO (or its log is gone): the ISO is not taken as good on a guess. */
@@ -177,22 +266,29 @@ final class IsoCanary {
         return lines[lines.length - 1].strip();
     }
 
-    private UpgradeJob.Request request(NodeUpgrade upgrade, UpgradeNodeStatus node, IsoCanaryStatus canary, String namespace) {
+    private UpgradeJob.Request request(NodeUpgrade upgrade, UpgradeNodeStatus node, IsoCanaryStatus canary, String namespace, boolean rerun) {
         String target = canary.getTargetVersion();
         List<String> arguments = new ArrayList<>(List.of(VersionMatch.normalize(target).orElse(target)));
         ADDONS.entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .filter(addon -> !jobs.anyPod(ADDON_NAMESPACE, "k8s-app", addon.getValue()))
                 .forEach(addon -> arguments.addAll(List.of("--without", addon.getKey())));
         return new UpgradeJob.Request(namespace, upgrade.getMetadata().getName(), upgrade.getMetadata().getUid(), canary.getNode(),
-                attemptKey(upgrade, canary), node.getAction(), target, UpgradeJob.Runtime.of(settings.upgrade()),
+                attemptKey(upgrade, canary, rerun), node.getAction(), target, UpgradeJob.Runtime.of(settings.upgrade()),
                 upgrade.getSpec().getExecutor().getJobTimeoutSeconds(), CloudStackIsoExecutor.SCRIPT_CONFIGMAP, CloudStackIsoExecutor.CANARY_KEY,
                 arguments, ScriptTrust.sha256(CloudStackIsoExecutor.canaryScript()));
     }
 
-    /** A canary of its own for each target and retry, so that a check after a retry never reads the verdict of the one before. */
-    private static String attemptKey(NodeUpgrade upgrade, IsoCanaryStatus canary) {
+    /**
+     * A canary of its own for each target and retry, so that a check after a retry never reads the verdict of the one
+     * before; and one more for the check run once more after its Job was deleted.
+     */
+    private static String attemptKey(NodeUpgrade upgrade, IsoCanaryStatus canary, boolean rerun) {
         String retry = upgrade.getStatus().getRetryToken();
-        return canary.getTargetVersion() + "/" + (retry == null ? "" : retry);
+        return canary.getTargetVersion() + "/" + (retry == null ? "" : retry) + (rerun ? "/rerun" : "");
+    }
+
+    private static String jobName(NodeUpgrade upgrade, IsoCanaryStatus canary, boolean rerun) {
+        return UpgradeJob.name(UpgradeJob.Purpose.ISO_CANARY, upgrade.getMetadata().getUid(), canary.getNode(), attemptKey(upgrade, canary, rerun));
     }
 
     private Refused refusal(NodeUpgrade upgrade, IsoCanaryStatus canary) {
@@ -203,13 +299,16 @@ final class IsoCanary {
                 + NodeAnnotations.RETRY + "=$(date +%s) --overwrite");
     }
 
-    /** Before the canary's node is given up (the deadline, a deleted NodeUpgrade): an ISO of the canary's on it comes off first. */
+    /**
+     * Before the canary's node is given up (its Node deleted, it opts out or left the selector, the deadline, a deleted
+     * NodeUpgrade): an ISO of the canary's on it comes off first, then the canary's Job goes.
+     */
     Optional<Step> detachBeforeGivingUp(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         IsoCanaryStatus canary = upgrade.getStatus().getIsoCanary();
         if (canary == null || canary.isOver() || !node.getName().equals(canary.getNode())) {
             return Optional.empty();
         }
-        return attachment.detachBeforeGivingUp(upgrade, canary, now);
+        return giveUp(upgrade, canary, now);
     }
 
     /**

@@ -17,7 +17,7 @@ public class IsoCanaryStatus implements IsoRecord {
         Failed
     }
 
-    @JsonPropertyDescription("The node the canary ran on: the first node to be upgraded.")
+    @JsonPropertyDescription("The node the canary runs on: the first node to be upgraded, or the next where that one was given up before the verdict.")
     private String node;
     @JsonPropertyDescription("The version whose ISO was checked; a Continuous NodeUpgrade given a new target checks that one's ISO.")
     private String targetVersion;

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Optional;
 
 import dev.cks.nodeops.common.Conditions;
-import dev.cks.nodeops.common.NodeAnnotations;
 import dev.cks.nodeops.common.OperatorSettings;
 import dev.cks.nodeops.common.Timestamps;
 import dev.cks.nodeops.drain.BlockedByReport;
@@ -67,21 +66,29 @@ final class NodeUpgradePipeline {
         };
     }
 
-    /** A node's turn: unless it opted out or was deleted meanwhile, it is locked and cordoned. */
+    /**
+     * A node's turn: unless it was deleted, opted out or left the selector meanwhile, it is locked and cordoned. One that
+     * is not upgraded after all first gets the ISO canary running on it off its VM (the canary then starts again on the
+     * next node: {@link IsoCanaryHandover}).
+     */
     private Step start(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {
         Optional<Node> current = work.node(node.getName());
+        Optional<String> leftOut = current.flatMap(found -> UpgradePlan.leftOut(found, upgrade.getSpec().nodeSelection()));
+        if (current.isPresent() && leftOut.isEmpty()) {
+            return lockAndCordon(upgrade, node, now);
+        }
+        Optional<Step> detaching = jobStep.detachBeforeGivingUp(upgrade, node, now);
+        if (detaching.isPresent()) {
+            return detaching.get();
+        }
         if (current.isEmpty()) {
             return nodeDeleted(upgrade, node, now);
         }
-        Optional<String> excluded = current.flatMap(NodeAnnotations::excluded);
-        if (excluded.isPresent()) {
-            node.setAction(Action.Skip);
-            node.setPhase(Phase.Skipped);
-            node.setSkipReason(excluded.get());
-            recorder.event(upgrade, NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: " + excluded.get() + ".");
-            return Step.next();
-        }
-        return lockAndCordon(upgrade, node, now);
+        node.setAction(Action.Skip);
+        node.setPhase(Phase.Skipped);
+        node.setSkipReason(leftOut.get());
+        recorder.event(upgrade, NODE_SKIPPED, "Node " + node.getName() + " is not upgraded: " + leftOut.get() + ".");
+        return Step.next();
     }
 
     private Step lockAndCordon(NodeUpgrade upgrade, UpgradeNodeStatus node, Instant now) {

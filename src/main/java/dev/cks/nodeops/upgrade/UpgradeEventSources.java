@@ -54,8 +54,14 @@ final class UpgradeEventSources {
     static Set<ResourceID> concerned(Node node, Stream<NodeUpgrade> underWay) {
         String name = node.getMetadata().getName();
         String holder = NodeLock.holder(node).orElse(null);
-        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade)) || worksOn(upgrade, name) || holds(upgrade, node))
-                .map(ResourceID::fromResource).collect(Collectors.toSet());
+        return underWay.filter(upgrade -> NodeLock.names(holder, NodeUpgradeReconciler.owner(upgrade)) || worksOn(upgrade, name) || holds(upgrade, node)
+                || checksIsoOn(upgrade, name)).map(ResourceID::fromResource).collect(Collectors.toSet());
+    }
+
+    /** The ISO canary runs on the node (still Pending there): its deletion, opt-out or relabelling hands the canary on at once. */
+    private static boolean checksIsoOn(NodeUpgrade upgrade, String node) {
+        IsoCanaryStatus canary = upgrade.getStatus() == null ? null : upgrade.getStatus().getIsoCanary();
+        return canary != null && !canary.isOver() && node.equals(canary.getNode());
     }
 
     private static boolean holds(NodeUpgrade upgrade, Node node) {

@@ -73,6 +73,18 @@ public final class UpgradePlan {
         return entries;
     }
 
+    /**
+     * Why a planned node is not upgraded after all when its turn comes: it opts out ({@link NodeAnnotations#EXCLUDE}),
+     * or it no longer matches the selector (relabelled since the plan). Empty when it is upgraded.
+     */
+    static Optional<String> leftOut(Node node, NodeSelection selection) {
+        Optional<String> excluded = NodeAnnotations.excluded(node);
+        if (excluded.isPresent() || selection.selects(node)) {
+            return excluded;
+        }
+        return Optional.of("it no longer matches the selector " + selection + " (its labels changed after the plan)");
+    }
+
     /** Ready and reporting exactly the target version: the one test for "this node is done". */
     public static boolean isReadyAt(Node node, String targetVersion) {
         return NodeReadiness.isReady(node) && VersionMatch.matches(NodeReadiness.kubeletVersion(node), targetVersion);

@@ -86,4 +86,105 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         assertThat(bed.events("nu-canary")).noneMatch(e -> e.getReason().equals(dev.cks.nodeops.operation.OperationRecorder.CORDONED));
         bed.nodes.forEach(n -> bed.assertReleased(n, false));
     }
+    private UpgradeExecutor cloudStackIso() {
+        UpgradeExecutor executor = new UpgradeExecutor();
+        executor.setType(UpgradeExecutor.Type.CloudStackIso);
+        return executor;
+    }
+
+    /** The NodeUpgrade once its canary's Job on {@code node} is made and recorded. */
+    private NodeUpgrade canaryJobOn(String upgrade, String node) {
+        return bed.await(upgrade, Duration.ofSeconds(60), u -> u.getStatus().getIsoCanary() != null && node.equals(u.getStatus().getIsoCanary().getNode())
+                && u.getStatus().getIsoCanary().getJobName() != null);
+    }
+
+    private List<String> isoCalls(String command) {
+        return cloudStack.simulator().calls(command).stream().map(c -> c.param("virtualmachineid")).toList();
+    }
+
+    /**
+     * Shape: a CKS cluster's two workers (the bed's API server is at the target's minor), CloudStackIso, the pods on both
+     * held running so that each canary Job runs until the test acts. Keys: the CKS cluster owner's account keys, which may
+     * attach and detach ISOs. Other actor: CKS scaling the cluster in (or a person's kubectl delete node), deleting the
+     * canary's node while its canary runs, then the next one's. The canary starts again on the second worker, each VM's
+     * ISO is attached and detached once, and with no node left the NodeUpgrade ends Succeeded, both nodes skipped.
+     */
+    @Test
+    void theCanarysNodeDeletedMidCanaryMovesTheCanaryAndEachVmsIsoIsAttachedAndDetachedOnce() {
+        List<String> workers = bed.twoWorkersInPlanOrder(UpgradeBed.FROM);
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
+        workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
+        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE);
+                PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
+            cloudStack.simulator().clearCalls();
+            bed.create("nu-canary-moves", cloudStackIso(), spec -> { });
+            canaryJobOn("nu-canary-moves", w1);
+
+            bed.client.nodes().withName(w1).delete();
+            canaryJobOn("nu-canary-moves", w2);
+            bed.client.nodes().withName(w2).delete();
+            NodeUpgrade done = bed.await("nu-canary-moves", Duration.ofSeconds(90), phase(NodeUpgradeStatus.Phase.Succeeded));
+
+            assertThat(done.getStatus().getNodes()).allSatisfy(n -> {
+                assertThat(n.getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Skipped);
+                assertThat(n.getSkipReason()).contains("Node object was deleted");
+            });
+        }
+        String vm1 = cloudStack.vmId(w1);
+        String vm2 = cloudStack.vmId(w2);
+        assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("id"), c -> c.param("virtualmachineid"))
+                .containsExactly(tuple(version.isoId(), vm1), tuple(version.isoId(), vm2));
+        assertThat(isoCalls("detachIso")).containsExactly(vm1, vm2);
+        assertThat(cloudStack.simulator().vm(vm1).isoId()).isNull();
+        assertThat(cloudStack.simulator().vm(vm2).isoId()).isNull();
+        org.awaitility.Awaitility.await("the move reported").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(bed.events("nu-canary-moves"))
+                .filteredOn(e -> e.getReason().equals(IsoCanary.CANARY_MOVED)).singleElement()
+                .satisfies(e -> assertThat(e.getMessage()).contains("on node " + w1).contains("starts again on node " + w2)));
+        assertThat(kubelets.jobsOn(workers)).as("no upgrade Job").isEmpty();
+        assertThat(bed.events("nu-canary-moves")).noneMatch(e -> e.getReason().equals(dev.cks.nodeops.operation.OperationRecorder.CORDONED));
+    }
+
+    /**
+     * Shape: a CKS cluster of one control-plane node (the canary's, its pods held running) and one worker, CloudStackIso.
+     * Keys: the CKS cluster owner's account keys. Other actor: a GitOps tool pruning the canary's Job with
+     * --cascade=foreground (Argo CD's default), then a person running kubectl delete job on the Job made once more. The
+     * first deletion makes the check run once more with a Warning; the second leaves the verdict unknown: the NodeUpgrade
+     * fails with nothing cordoned, and the VM's ISO was attached and detached once.
+     */
+    @Test
+    void aCanaryJobDeletedIsMadeOnceMoreAndDeletedAgainFailsTheUpgradeWithTheIsoDetachedOnce() {
+        String control = node(true);
+        String worker = node(false);
+        var jobs = bed.client.batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE);
+        try (PodsKeptRunning running = new PodsKeptRunning(bed.client, control, TestBed.OPERATOR_NAMESPACE)) {
+            cloudStack.simulator().clearCalls();
+            bed.create("nu-canary-job-deleted", cloudStackIso(), spec -> { });
+            String first = canaryJobOn("nu-canary-job-deleted", control).getStatus().getIsoCanary().getJobName();
+
+            jobs.withName(first).withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.FOREGROUND).delete();
+            String second = bed.await("nu-canary-job-deleted", Duration.ofSeconds(60), u -> !first.equals(u.getStatus().getIsoCanary().getJobName()))
+                    .getStatus().getIsoCanary().getJobName();
+            org.awaitility.Awaitility.await("the deletion reported").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                    bed.events("nu-canary-job-deleted")).filteredOn(e -> e.getReason().equals(IsoCanary.CANARY_JOB_DELETED)).singleElement()
+                    .satisfies(e -> assertThat(e.getMessage()).contains(first).contains("runs once more").contains(second)));
+            jobs.withName(second).delete();
+            NodeUpgrade failed = bed.await("nu-canary-job-deleted", Duration.ofSeconds(60), phase(NodeUpgradeStatus.Phase.Failed));
+
+            assertThat(UpgradeBed.nodeStatus(failed, control).getError()).contains(second).contains("verdict is unknown")
+                    .contains(dev.cks.nodeops.common.NodeAnnotations.RETRY);
+            assertThat(Conditions.find(failed.getStatus().getConditions(), Conditions.ISO_VERIFIED)).hasValueSatisfying(c -> {
+                assertThat(c.getStatus()).isEqualTo("Unknown");
+                assertThat(c.getReason()).isEqualTo(IsoCanary.CANARY_JOB_DELETED);
+            });
+        }
+        String controlVm = cloudStack.vmId(control);
+        assertThat(cloudStack.simulator().calls("attachIso")).extracting(c -> c.param("id"), c -> c.param("virtualmachineid"))
+                .containsExactly(tuple(version.isoId(), controlVm));
+        assertThat(isoCalls("detachIso")).containsExactly(controlVm);
+        assertThat(cloudStack.simulator().vm(controlVm).isoId()).isNull();
+        assertThat(kubelets.jobsOn(List.of(control, worker))).as("no upgrade Job").isEmpty();
+        assertThat(bed.events("nu-canary-job-deleted")).noneMatch(e -> e.getReason().equals(dev.cks.nodeops.operation.OperationRecorder.CORDONED));
+        bed.nodes.forEach(n -> bed.assertReleased(n, false));
+    }
 }

@@ -98,6 +98,8 @@ class NodeUpgradeReconcilerTest {
     /** Nodes whose Job the "kubelet" lets fail; every other Job succeeds and brings its node back at the target. */
     private final Set<String> failingJobs = new HashSet<>();
     private boolean jobsFinish = true;
+    /** Whether the ISO canary's Jobs end by themselves (the usual), or run until a test lets them. */
+    private boolean canariesFinish = true;
     private NodeUpgradeReconciler reconciler;
     private NodeUpgrade upgrade;
 
@@ -153,8 +155,10 @@ class NodeUpgradeReconcilerTest {
     }
 
     private void playKubelets() {
-        // The ISO canary only reads the ISO: it ends whatever a test does with the upgrade Jobs.
-        jobs.finishCanaries();
+        // The ISO canary only reads the ISO: it ends whatever a test does with the upgrade Jobs, unless a test holds it.
+        if (canariesFinish) {
+            jobs.finishCanaries();
+        }
         if (!jobsFinish) {
             return;
         }
@@ -934,6 +938,191 @@ class NodeUpgradeReconcilerTest {
         assertThat(simulator.calls("detachIso")).as("the canary's, then the upgrade's").hasSize(2);
         assertThat(simulator.vm(vm).isoId()).isNull();
         assertThat(nodes.isCordoned(W1)).as("released, left cordoned as documented").isTrue();
+    }
+
+    // ---- The canary's node given up, the canary's Job deleted --------------------------------------------------
+
+    /** Both workers to upgrade (the control plane is at the target already), the canary held running on the first. */
+    private void canaryRunningOnW1(java.util.function.Consumer<NodeUpgradeSpec> tweak) {
+        nodes.get(CONTROL).getStatus().getNodeInfo().setKubeletVersion(TARGET);
+        List.of(W1, W2).forEach(worker -> nodes.get(worker).getMetadata().getLabels().put("pool", "blue"));
+        canariesFinish = false;
+        create(UpgradeExecutor.Type.CloudStackIso, spec -> {
+            spec.setSelector(new LabelSelector(null, Map.of("pool", "blue")));
+            tweak.accept(spec);
+        });
+        reconcileUntil("the canary's Job on " + W1, s -> s.getIsoCanary() != null && W1.equals(s.getIsoCanary().getNode())
+                && s.getIsoCanary().getJobName() != null);
+    }
+
+    private String vmOf(String node) {
+        return simulator.clusterVms(cluster.id()).stream().filter(vm -> vm.name().equals(node)).findFirst().orElseThrow().id();
+    }
+
+    private List<String> isoCalls(String command) {
+        return simulator.calls(command).stream().map(call -> call.param("virtualmachineid")).toList();
+    }
+
+    enum CanaryNodeGivenUp { DELETED, OPTS_OUT, NO_LONGER_SELECTED }
+
+    /**
+     * Shape: one CKS cluster, the control plane at the target, two workers to upgrade, CloudStackIso. Actor: whoever takes
+     * the canary's node out of the upgrade while its canary runs: a person or CKS scaling the cluster in (kubectl delete
+     * node), a person annotating it nodeops.cks.dev/exclude, or a person relabelling it out of the selector. Before, the
+     * canary stayed bound to that node: the other worker waited for a verdict that never came, with the ISO left on the
+     * first worker's VM.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(CanaryNodeGivenUp.class)
+    void theCanarysNodeGivenUpMidCanaryDetachesItsIsoAndTheCanaryStartsAgainOnTheNextNode(CanaryNodeGivenUp how) {
+        canaryRunningOnW1(spec -> { });
+        switch (how) {
+            case DELETED -> nodes.delete(W1);
+            case OPTS_OUT -> nodes.get(W1).getMetadata().getAnnotations().put(NodeAnnotations.EXCLUDE, "disk replacement");
+            case NO_LONGER_SELECTED -> nodes.get(W1).getMetadata().getLabels().remove("pool");
+        }
+        canariesFinish = true;
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(W1).getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(node(W2).getPhase()).isEqualTo(Phase.Succeeded);
+        assertThat(status.getIsoCanary().getNode()).isEqualTo(W2);
+        assertThat(status.getIsoCanary().getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+        assertThat(isoCalls("attachIso")).as("W1's canary, W2's canary, W2's upgrade").containsExactly(vmOf(W1), vmOf(W2), vmOf(W2));
+        assertThat(isoCalls("detachIso")).as("each attach detached once").containsExactly(vmOf(W1), vmOf(W2), vmOf(W2));
+        assertThat(simulator.clusterVms(cluster.id())).allSatisfy(vm -> assertThat(vm.isoId()).isNull());
+        assertThat(jobs.canaryJobs()).as("W1's canary Job deleted, W2's left").singleElement()
+                .satisfies(job -> assertThat(job.getMetadata().getLabels()).containsEntry(UpgradeJob.LABEL_ISO_CANARY, W2));
+        assertThat(nodes.calls).noneMatch(c -> c.equals("cordon " + W1) || c.startsWith("lock " + W1));
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("IsoCanaryMoved")).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).contains(W1).contains(W2);
+        });
+    }
+
+    /**
+     * Shape: one CKS cluster, one worker to upgrade, CloudStackIso. Actor: CKS scaling the cluster in (or a person) deleting
+     * the worker's Node while the canary runs on it: no node is left to upgrade, so the NodeUpgrade ends, its ISO off the
+     * VM first. Before, it ended with the ISO left attached to the VM.
+     */
+    @Test
+    void theOnlyNodeDeletedMidCanaryEndsTheUpgradeWithItsIsoDetached() {
+        canariesFinish = false;
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+        reconcileUntil("the canary's Job", s -> s.getIsoCanary() != null && s.getIsoCanary().getJobName() != null);
+        nodes.delete(W1);
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(node(W1).getPhase()).isEqualTo(Phase.Skipped);
+        assertThat(isoCalls("attachIso")).containsExactly(vmOf(W1));
+        assertThat(isoCalls("detachIso")).containsExactly(vmOf(W1));
+        assertThat(simulator.vm(vmOf(W1)).isoId()).isNull();
+        assertThat(jobs.canaryJobs()).isEmpty();
+    }
+
+    /**
+     * Shape: one CKS cluster, one worker to upgrade, CloudStackIso. Actor: a person running kubectl delete job on the
+     * canary's Job while it runs. It only reads, so it is made once more under a name of its own, with a Warning that says
+     * so; the ISO stays on the VM meanwhile and comes off once. Before, it was made again under the same name each time,
+     * without a word.
+     */
+    @Test
+    void aCanaryJobDeletedWhileItRunsIsMadeOnceMoreAndTheEventSaysSo() {
+        canariesFinish = false;
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+        reconcileUntil("the canary's Job", s -> s.getIsoCanary() != null && s.getIsoCanary().getJobName() != null);
+        String first = upgrade.getStatus().getIsoCanary().getJobName();
+
+        jobs.jobs.remove(first);
+        reconcileUntil("a second canary Job", s -> jobs.created.stream().filter(name -> name.startsWith("iso-canary-")).count() == 2);
+        canariesFinish = true;
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        assertThat(jobs.canaryJobs()).singleElement().satisfies(job -> assertThat(job.getMetadata().getName()).isNotEqualTo(first));
+        assertThat(status.getIsoCanary().getJobName()).isNotEqualTo(first);
+        assertThat(status.getIsoCanary().getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("IsoCanaryJobDeleted")).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("Warning");
+            assertThat(e.message()).contains(first).contains("was deleted").contains("once more");
+        });
+        assertThat(simulator.calls("attachIso")).as("the canary's and the node's").hasSize(2);
+        assertThat(simulator.calls("detachIso")).as("the canary's and the node's").hasSize(2);
+    }
+
+    /**
+     * Shape: one CKS cluster, one worker to upgrade, CloudStackIso. Actor: a GitOps tool pruning the canary's Job with
+     * foreground deletion (the Job stays, deletionTimestamp set, until its pods are gone), then its second Job too. The
+     * verdict is unknown: the ISO is not used, it comes off the VM once, the node is given back untouched, and the
+     * NodeUpgrade fails saying what happened and how to retry. Before, the Job was made again under the same name for as
+     * long as the tool deleted it.
+     */
+    @Test
+    void aCanaryJobDeletedTwiceFailsTheUpgradeWithNothingCordonedAndTheIsoDetachedOnce() {
+        canariesFinish = false;
+        create(UpgradeExecutor.Type.CloudStackIso, workerOnly(W1));
+        reconcileUntil("the canary's Job", s -> s.getIsoCanary() != null && s.getIsoCanary().getJobName() != null);
+        jobs.jobs.get(upgrade.getStatus().getIsoCanary().getJobName()).getMetadata().setDeletionTimestamp("2026-11-30T12:00:30Z");
+        reconcileUntil("a second canary Job", s -> jobs.created.stream().filter(name -> name.startsWith("iso-canary-")).distinct().count() == 2);
+        String second = jobs.created.get(jobs.created.size() - 1);
+        jobs.jobs.remove(second);
+
+        NodeUpgradeStatus status = reconcileToEnd();
+
+        assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Failed);
+        assertThat(jobs.created.stream().filter(name -> name.startsWith("iso-canary-"))).as("made once more, not again").hasSize(2);
+        assertThat(node(W1).getError()).contains(second).contains("deleted").contains("verdict is unknown").contains(NodeAnnotations.RETRY);
+        assertThat(condition(Conditions.ISO_VERIFIED).getStatus()).isEqualTo("Unknown");
+        assertThat(simulator.calls("attachIso")).hasSize(1);
+        assertThat(simulator.calls("detachIso")).hasSize(1);
+        assertThat(simulator.vm(vmOf(W1)).isoId()).isNull();
+        assertThat(nodes.calls).noneMatch(c -> c.startsWith("cordon") || c.startsWith("lock"));
+        assertThat(events.all()).filteredOn(e -> e.reason().equals("IsoCanaryJobDeleted")).hasSize(2);
+    }
+
+    static Stream<Arguments> canaryMoveKillPoints() {
+        return Stream.of(
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACHED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_INTENT, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_ATTACH_ANSWERED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_ATTACHED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_JOB_CREATED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED, 2));
+    }
+
+    /**
+     * Shape and actor as {@link #theCanarysNodeGivenUpMidCanaryDetachesItsIsoAndTheCanaryStartsAgainOnTheNextNode}, the
+     * Node deleted; the operator halts right after a side effect of the canary's move (the first node's detach, the
+     * second node's attach, its Job, its detach) and a new one starts from the status the API server holds. Each VM's ISO
+     * is attached and detached once, each Job made once, and the upgrade ends as it would have.
+     */
+    @ParameterizedTest(name = "{0} #{1}")
+    @MethodSource("canaryMoveKillPoints")
+    @ResourceLock(Crash.ARMED_POINT)
+    void killedWhileTheCanaryMovesARestartedOperatorMovesItOnce(KillPoint point, int nth) throws Exception {
+        simulator.setDefaultJobOutcome(new JobOutcome.SucceedsAfter(java.time.Duration.ofSeconds(4)));
+        canaryRunningOnW1(spec -> { });
+        nodes.delete(W1);
+        canariesFinish = true;
+
+        try (Crash crash = Crash.at(point, nth)) {
+            NodeUpgradeStatus status = new ReconcileLoop<NodeUpgrade, NodeUpgradeStatus>(
+                    u -> crash.reconcile(u, r -> reconciler.reconcile(r, null), store, NodeUpgradeStatus.class, this::restartOperator),
+                    clock, this::playKubelets, this::describe).until(upgrade, "finished", NodeUpgradeStatus::finished);
+            assertThat(crash.happened()).as("the operator was halted at " + point.pointName()).isTrue();
+            assertThat(status.getPhase()).as(describe()).isEqualTo(NodeUpgradeStatus.Phase.Succeeded);
+        }
+        assertThat(upgrade.getStatus().getIsoCanary().getNode()).isEqualTo(W2);
+        assertThat(isoCalls("attachIso")).containsExactly(vmOf(W1), vmOf(W2), vmOf(W2));
+        assertThat(isoCalls("detachIso")).containsExactly(vmOf(W1), vmOf(W2), vmOf(W2));
+        assertThat(simulator.clusterVms(cluster.id())).allSatisfy(vm -> assertThat(vm.isoId()).isNull());
+        assertThat(jobs.created).as("no Job made twice").doesNotHaveDuplicates();
+        assertThat(nodes.ours(W2)).isEmpty();
     }
 
     // ---- Crash safety: a kill at every side-effect/status boundary ------------------------------------------

@@ -24,6 +24,17 @@ class UpgradeEventSourcesTest {
         return upgrade;
     }
 
+    /** Actor: CKS scaling the cluster in, or a person deleting or relabelling the node the ISO canary runs on (Pending there). */
+    @Test
+    void aChangeOfTheNodeTheIsoCanaryRunsOnWakesItsUpgradeUntilTheCanaryIsOver() {
+        NodeUpgrade checking = upgrade("a", null);
+        checking.getStatus().setIsoCanary(new IsoCanaryStatus("w1", "v1.35.4"));
+
+        assertThat(UpgradeEventSources.concerned(TestNodes.node("w1").build(), Stream.of(checking, upgrade("b", "w2")))).containsExactly(new ResourceID("a"));
+        checking.getStatus().getIsoCanary().setCompletedAt("2026-11-30T12:00:00Z");
+        assertThat(UpgradeEventSources.concerned(TestNodes.node("w1").build(), Stream.of(checking))).as("a canary over concerns no node").isEmpty();
+    }
+
     @Test
     void aNodesChangeWakesOnlyTheUpgradeHoldingItOrWorkingOnIt() {
         Node held = TestNodes.node("w1").lockedBy("NodeUpgrade/a").build();

@@ -13,7 +13,7 @@ import dev.cks.nodeops.upgrade.UpgradeNodeStatus.Phase;
 class UpgradeProgressTest {
     private static final Instant NOW = Instant.parse("2026-01-01T00:10:00Z");
 
-    private static UpgradeNodeStatus entry(String name, Phase phase) {
+    static UpgradeNodeStatus entry(String name, Phase phase) {
         UpgradeNodeStatus node = new UpgradeNodeStatus();
         node.setName(name);
         node.setPhase(phase);
