@@ -11,6 +11,8 @@
 #   hack/testbed.sh promtool               build (or reuse) promtool, print its path (alert rule tests)
 #   hack/testbed.sh audit-log [NAME]       where the API audit log of a cluster started with TESTBED_AUDIT_POLICY is
 #   hack/testbed.sh kubeconfig [NAME]      where the admin kubeconfig of a running cluster is
+# K8S_VERSION picks the Kubernetes (default below; any k8s.io/kubernetes the Go module proxy serves, 1.29 and up
+# run: docs/version-matrix.md); each version's binaries are built once and kept apart.
 # --real: the control-plane node is a real kubeadm node on this machine (root, containerd, runc;
 # see hack/lib/realnode.sh), the workers are KWOK nodes beside it; down restores the host.
 # REAL_NODE_VERSION starts its kubelet at another version (built with `build-node`), to be upgraded;
@@ -37,16 +39,36 @@ PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
 CACHE_ROOT="${CKS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-node-operator}"
 BIN="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 CLUSTERS="$CACHE_ROOT/clusters"
-STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
-  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
-  cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms
-  kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
-  mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
 
 start_time=$(date +%s)
 say() { printf '[testbed %4ss] %s\n' "$(( $(date +%s) - start_time ))" "$*" >&2; }
 
 have() { [ -x "$BIN/$1" ]; }
+
+# k8s.io/kubernetes cannot be built as a dependency as it is: its go.mod replaces its staging modules
+# (k8s.io/api, k8s.io/client-go, ...) with ./staging/src/..., which a dependency does not have. The wrapper
+# module replaces each with the published k8s.io/<name> v0.Y.Z instead. The set differs between minors
+# (1.29 and 1.30 have legacy-cloud-providers, 1.31 adds cri-client, 1.32 externaljwt), so it is read from
+# the go.mod of the version being built (`go list -m` fetches that file alone).
+staging_modules() { # go.mod
+  sed -n 's#^[[:space:]]*k8s.io/\([a-z0-9-]*\) => \./staging/src/k8s\.io/.*#\1#p' "$1"
+}
+
+# The published version a staging module is replaced with: v0.Y.Z itself, or, where the module proxy does not serve
+# that one (a partial mirror may lack a few: k8s.io/endpointslice, kubectl, cli-runtime and metrics v0.32.13), the
+# newest patch below it of the same minor that it serves; within a minor the staging modules' APIs stay compatible.
+# The build says which, so a bed built so is never taken for an exact one.
+staging_module_version() { # name v0.Y.Z
+  local want=$2 found
+  found=$(go list -m -versions "k8s.io/$1" 2>/dev/null | tr ' ' '\n' | grep "^${want%.*}\.[0-9]*$" |
+    awk -F. -v patch="${want##*.}" '$3 <= patch { print $3, $0 }' | sort -n | tail -1 | cut -d' ' -f2) || true
+  if [ -n "$found" ] && [ "$found" != "$want" ]; then
+    say "k8s.io/$1 $want is not served by the module proxy; using $found"
+    echo "$found"
+  else
+    echo "$want"
+  fi
+}
 
 build_kubernetes() { # binaries (from k8s.io/kubernetes/cmd/)
   local need=()
@@ -57,11 +79,19 @@ build_kubernetes() { # binaries (from k8s.io/kubernetes/cmd/)
   local dir="$CACHE_ROOT/src/kubernetes-$K8S_VERSION"
   mkdir -p "$dir"
   if [ ! -f "$dir/go.sum" ]; then
-    say "resolving k8s.io/kubernetes $K8S_VERSION (a wrapper module replaces its ${#STAGING[@]} staging modules with published ones)"
+    local gomod staging=()
+    gomod=$(go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$K8S_VERSION") || return 1
+    mapfile -t staging < <(staging_modules "$gomod")
+    [ ${#staging[@]} -gt 0 ] || { echo "testbed: no staging modules found in k8s.io/kubernetes $K8S_VERSION's go.mod" >&2; return 1; }
+    say "resolving k8s.io/kubernetes $K8S_VERSION (a wrapper module replaces its ${#staging[@]} staging modules with published ones)"
     {
       echo "module cks-testbed/kubernetes"
       echo
       echo "go 1.25"
+      echo
+      # The wrapper is the main module, so its go.mod sets the binaries' GODEBUG defaults: those of the Go
+      # the release was made for (its go line, 1.21 for 1.29), not of the newer Go building it here.
+      echo "godebug default=go$(sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' "$gomod")"
       echo
       echo "require k8s.io/kubernetes $K8S_VERSION"
       echo
@@ -70,7 +100,7 @@ build_kubernetes() { # binaries (from k8s.io/kubernetes/cmd/)
       echo ")"
       echo
       echo "replace ("
-      for m in "${STAGING[@]}"; do echo "  k8s.io/$m => k8s.io/$m $staging_version"; done
+      for m in "${staging[@]}"; do echo "  k8s.io/$m => k8s.io/$m $(staging_module_version "$m" "$staging_version")"; done
       echo ")"
     } > "$dir/go.mod"
     (cd "$dir" && go mod tidy) || { rm -f "$dir/go.sum"; return 1; }
@@ -235,8 +265,11 @@ cmd_up() { # name workers
     say "cluster $name exists; deleting it first so the test bed starts clean"
     kwokctl delete cluster --name "$name" --kubeconfig "$kubeconfig" >/dev/null 2>&1 || true
   fi
-  local audit=()
+  local audit=() apis=() minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   [ -n "${TESTBED_AUDIT_POLICY:-}" ] && audit=(--kube-audit-policy "$TESTBED_AUDIT_POLICY")
+  # The tests hold pods off a node with a ValidatingAdmissionPolicy (GA in 1.30). 1.28 and 1.29 have it as beta,
+  # off by default: turned on there (the operator itself uses none).
+  [ "$minor" -lt 30 ] && apis=(--kube-feature-gates ValidatingAdmissionPolicy=true --kube-runtime-config admissionregistration.k8s.io/v1beta1=true)
   say "starting cluster $name (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) $K8S_VERSION"
   # etcd's peer port has no flag, only the configuration (read from stdin): left to kwokctl, a bed created
   # while this one's etcd is stopped took it, and etcd could not start again (ScaleDownOutageIT, etcd case).
@@ -252,7 +285,7 @@ cmd_up() { # name workers
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-controller-manager-binary "$BIN/kube-controller-manager" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-    "${audit[@]}" --wait 2m >&2
+    "${audit[@]}" "${apis[@]}" --wait 2m >&2
   local hex
   {
     node_manifest "$name-control-$(printf '%010x' 0x18c2f3a800)" control "$K8S_VERSION"

@@ -42,8 +42,14 @@ public final class TestBed implements AutoCloseable {
     /** The chart installed as release `cks-node-operator` names its ServiceAccount like this. */
     public static final String OPERATOR_SERVICE_ACCOUNT = "cks-node-operator";
     private static final String NOT_READY_TAINT = "node.kubernetes.io/not-ready";
+    /**
+     * The bed's Kubernetes, hack/testbed.sh's K8S_VERSION: {@code -Dk8s.version} (the k8s-matrix profile passes it,
+     * docs/version-matrix.md) or the environment's K8S_VERSION, else the script's default. Every call of the script
+     * gets it, as its binaries are kept per version.
+     */
+    public static final String KUBERNETES_VERSION = configuredKubernetesVersion().orElse("v1.35.4");
     /** The kubelet version the bed's KWOK nodes report unless a test gives another (the bed's own Kubernetes). */
-    public static final String NODE_VERSION = "v1.35.4";
+    public static final String NODE_VERSION = KUBERNETES_VERSION;
     static final String AUDIT_POLICY = "src/test/resources/audit/operator-calls-policy.yaml";
     static final String CHART = "deploy/helm/cks-node-operator";
     /** Every CloudStack Secret the operator's RBAC was rendered for: each fixture has its own. */
@@ -263,6 +269,21 @@ public final class TestBed implements AutoCloseable {
         }
     }
 
+    private static java.util.Optional<String> configuredKubernetesVersion() {
+        return java.util.stream.Stream.of(System.getProperty("k8s.version"), System.getenv("K8S_VERSION"))
+                .filter(v -> v != null && !v.isBlank()).findFirst();
+    }
+
+    /**
+     * A version relative to the bed's: {@code v1.<its minor + minors>.<patch>}. Tests that upgrade nodes start them one
+     * minor behind the API server and upgrade them to its minor, so the version-skew guard lets them through on a bed
+     * of any version.
+     */
+    public static String kubernetesVersion(int minors, int patch) {
+        String[] parts = KUBERNETES_VERSION.substring(1).split("\\.");
+        return "v" + parts[0] + "." + (Integer.parseInt(parts[1]) + minors) + "." + patch;
+    }
+
     static Path locateProjectRoot() {
         String configured = System.getProperty("project.root");
         Path root = configured != null ? Path.of(configured) : Path.of("").toAbsolutePath();
@@ -385,6 +406,7 @@ public final class TestBed implements AutoCloseable {
 
     static String run(Path root, Path log, Duration timeout, Map<String, String> env, String... command) throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(root.toFile());
+        configuredKubernetesVersion().ifPresent(version -> builder.environment().put("K8S_VERSION", version));
         builder.environment().putAll(env);
         Path err = log != null ? log : Files.createTempFile("testbed", ".err");
         builder.redirectError(log != null ? ProcessBuilder.Redirect.appendTo(err.toFile()) : ProcessBuilder.Redirect.to(err.toFile()));

@@ -45,10 +45,19 @@ final class PodsHeldOffNode implements AutoCloseable {
         remove(client, policy);
     }
 
+    /**
+     * The API version of ValidatingAdmissionPolicy: v1 since Kubernetes 1.30; a bed of 1.28 or 1.29 serves v1beta1 only,
+     * which hack/testbed.sh turns on there (it is off by default).
+     */
+    private static String admissionApi(KubernetesClient client) {
+        return client.supports("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy") ? "admissionregistration.k8s.io/v1"
+                : "admissionregistration.k8s.io/v1beta1";
+    }
+
     /** A ValidatingAdmissionPolicy and its binding that deny {@code operation} on {@code resource} where {@code expression} is false. */
     static void deny(KubernetesClient client, String policy, String operation, String resource, String expression, String message) {
         client.resource("""
-                apiVersion: admissionregistration.k8s.io/v1
+                apiVersion: %6$s
                 kind: ValidatingAdmissionPolicy
                 metadata: {name: %1$s}
                 spec:
@@ -59,27 +68,27 @@ final class PodsHeldOffNode implements AutoCloseable {
                   validations:
                   - expression: "%4$s"
                     message: "%5$s"
-                """.formatted(policy, operation, resource, expression, message)).serverSideApply();
+                """.formatted(policy, operation, resource, expression, message, admissionApi(client))).serverSideApply();
         client.resource("""
-                apiVersion: admissionregistration.k8s.io/v1
+                apiVersion: %2$s
                 kind: ValidatingAdmissionPolicyBinding
                 metadata: {name: %1$s}
                 spec:
                   policyName: %1$s
                   validationActions: [Deny]
-                """.formatted(policy)).serverSideApply();
+                """.formatted(policy, admissionApi(client))).serverSideApply();
     }
 
     static void remove(KubernetesClient client, String policy) {
         client.resource("""
-                apiVersion: admissionregistration.k8s.io/v1
+                apiVersion: %2$s
                 kind: ValidatingAdmissionPolicyBinding
                 metadata: {name: %1$s}
-                """.formatted(policy)).delete();
+                """.formatted(policy, admissionApi(client))).delete();
         client.resource("""
-                apiVersion: admissionregistration.k8s.io/v1
+                apiVersion: %2$s
                 kind: ValidatingAdmissionPolicy
                 metadata: {name: %1$s}
-                """.formatted(policy)).delete();
+                """.formatted(policy, admissionApi(client))).delete();
     }
 }

@@ -25,8 +25,9 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 /** One test's KWOK nodes (a label the NodeUpgrade selects) and its NodeUpgrades, removed afterwards. */
 final class UpgradeBed {
     static final String GROUP_LABEL = "nodeupgrade-it.nodeops.cks.dev/group";
-    static final String FROM = "v1.34.2";
-    static final String TARGET = "v1.35.9";
+    /** One minor behind the bed's API server, upgraded to its minor (v1.34.2 to v1.35.9 on the default bed). */
+    static final String FROM = TestBed.kubernetesVersion(-1, 2);
+    static final String TARGET = TestBed.kubernetesVersion(0, 9);
 
     final TestBed bed;
     final KubernetesClient client;
