@@ -145,7 +145,7 @@ class CrdValidationIT {
         selectors.put("{matchExpressions: [{key: pool, operator: In, values: ['two words']}]}", "selector.matchExpressions keys must be label keys (an"
                 + " optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.') and their values label values");
         selectors.put("{matchExpressions: [{key: pool, operator: In, values: [" + "v".repeat(64) + "]}]}",
-                "<field>.matchExpressions[0].values[0]: Too long: may not be more than 63");
+                tooLong("<field>.matchExpressions[0].values[0]", 63));
         selectors.put("{matchLabels: {'bad key!': a}}", "selector.matchLabels keys must be label keys");
         selectors.put("{matchLabels: {pool: 'two words'}}", "selector.matchLabels values must be label values");
         List<List<String>> fields = List.of(
@@ -156,6 +156,11 @@ class CrdValidationIT {
                 List.of("DrainReport", "spec.drain.selector", "drain: {selector: %s}"));
         return fields.stream().flatMap(field -> selectors.entrySet().stream().map(selector -> Arguments.of(field.get(0),
                 field.get(2).formatted(selector.getKey()), selector.getValue().replace("<field>", field.get(1)))));
+     * The API server's own words for a value over the schema's maxLength: "may not be longer than N" up to 1.31, "may not
+     * be more than N" (then "bytes" or "characters") since 1.32.
+     */
+    private static String tooLong(String field, int maxLength) {
+        return field + ": Too long: may not be " + (TestBed.kubernetesMinor() < 32 ? "longer than " : "more than ") + maxLength;
     }
 
     static Stream<Arguments> invalidResources() {
@@ -210,7 +215,7 @@ class CrdValidationIT {
                 Arguments.of("ScaleDown", "nodeNames: [w1, w2, w1]", "spec.nodeNames[2]: Duplicate value: \"w1\""),
                 Arguments.of("ScaleDown", "nodeNames: [Worker_1]", "nodeNames must be Node names"),
                 Arguments.of("ScaleDown", "nodeNames: ['w1.']", "nodeNames must be Node names"),
-                Arguments.of("ScaleDown", "nodeNames: [" + "a".repeat(254) + "]", "spec.nodeNames[0]: Too long: may not be more than 253"),
+                Arguments.of("ScaleDown", "nodeNames: [" + "a".repeat(254) + "]", tooLong("spec.nodeNames[0]", 253)),
                 Arguments.of("ScaleDown", "nodeNames: []", "spec.nodeNames: Invalid value: 0: spec.nodeNames in body should have at least 1 items"),
                 // out-of-range numbers
                 Arguments.of("ScaleDown", "count: 101", "spec.count in body should be less than or equal to 100"),
@@ -235,7 +240,7 @@ class CrdValidationIT {
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  nodeSelector: {pool: 'two words'}\n  executor: {type: CloudStackIso}",
                         "nodeSelector values must be label values"),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  nodeSelector: {pool: " + "v".repeat(64) + "}\n  executor: {type: CloudStackIso}",
-                        "spec.nodeSelector.pool: Too long: may not be more than 63"),
+                        tooLong("spec.nodeSelector.pool", 63)),
                 Arguments.of("NodeUpgrade", "targetVersion: v1.33.4\n  nodeSelector: {" + "k".repeat(64) + ": x}\n  executor: {type: CloudStackIso}",
                         "nodeSelector keys must be label keys"),
                 // a selector beside the deprecated field it replaces (what a selector itself must be: malformedSelectors)

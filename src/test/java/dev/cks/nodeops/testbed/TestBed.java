@@ -280,8 +280,12 @@ public final class TestBed implements AutoCloseable {
      * of any version.
      */
     public static String kubernetesVersion(int minors, int patch) {
-        String[] parts = KUBERNETES_VERSION.substring(1).split("\\.");
-        return "v" + parts[0] + "." + (Integer.parseInt(parts[1]) + minors) + "." + patch;
+        return "v1." + (kubernetesMinor() + minors) + "." + patch;
+    }
+
+    /** The bed's minor version: 35 for v1.35.4. */
+    public static int kubernetesMinor() {
+        return Integer.parseInt(KUBERNETES_VERSION.split("\\.")[1]);
     }
 
     static Path locateProjectRoot() {
