@@ -156,6 +156,9 @@ class CrdValidationIT {
                 List.of("DrainReport", "spec.drain.selector", "drain: {selector: %s}"));
         return fields.stream().flatMap(field -> selectors.entrySet().stream().map(selector -> Arguments.of(field.get(0),
                 field.get(2).formatted(selector.getKey()), selector.getValue().replace("<field>", field.get(1)))));
+    }
+
+    /**
      * The API server's own words for a value over the schema's maxLength: "may not be longer than N" up to 1.31, "may not
      * be more than N" (then "bytes" or "characters") since 1.32.
      */
