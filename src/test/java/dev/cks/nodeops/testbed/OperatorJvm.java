@@ -32,9 +32,10 @@ final class OperatorJvm {
     /**
      * Dumps the archive once per package of the application (the forks of a run share it, under a file lock). The JVM
      * checks at each start that the archive's jars are unchanged and otherwise runs without it; a newer
-     * quarkus-run.jar means a new package, and a new dump.
+     * quarkus-run.jar means a new package, and a new dump. Synchronized as well: a JVM's threads cannot hold a file's
+     * lock side by side (a second lock() throws), and a test may start two operators at once.
      */
-    private static Path archive(Path projectRoot, Path java) {
+    private static synchronized Path archive(Path projectRoot, Path java) {
         Path app = projectRoot.resolve("target/quarkus-app");
         Path dir = projectRoot.resolve("target/operator-cds");
         Path archive = dir.resolve("operator.jsa");
