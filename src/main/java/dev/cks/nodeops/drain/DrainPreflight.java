@@ -36,8 +36,8 @@ public final class DrainPreflight {
     /** @throws PodSelector.InvalidSelector when the podSelector cannot be parsed */
     public PreflightPrediction.Report check(List<String> nodes, Draining draining, DrainOptions options, Instant now) throws InterruptedException {
         PodFilters filters = PodFilters.forOptions(options, now);
-        List<Pod> allPods = ListPages.all(client.pods().inAnyNamespace());
-        List<Node> allNodes = ListPages.all(client.nodes());
+        List<Pod> allPods = ListPages.all(client.pods().inAnyNamespace(), () -> { }, new LeanCopies()::pod);
+        List<Node> allNodes = ListPages.all(client.nodes(), () -> { }, LeanCopies::node);
         Map<String, Map<Pod, PodVerdict>> verdicts = PreflightPrediction.verdicts(nodes, PreflightPrediction.podsByNode(allPods), filters);
         Map<String, List<Pod>> evictedByNode = PreflightPrediction.evicted(verdicts);
         // Plain deletes (disableEviction) bypass budgets, so none can block them.
