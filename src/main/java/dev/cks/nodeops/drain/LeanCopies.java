@@ -14,11 +14,12 @@ import io.fabric8.kubernetes.api.model.Volume;
 
 /**
  * What the drain's verdicts and the scheduling-aware prediction read of every pod and Node of a cluster-wide list,
- * made page by page as the list is read. A preflight or a DrainReport pass holds every pod of the cluster at once:
- * as listed, 10,000 pods took about 120 MiB of heap, and with only the managed fields and status dropped still about
- * 56 MiB, which did not fit the chart's default heap (docs/benchmarks.md, "DrainReport at 1,000 nodes"). A copy
- * keeps only the fields read, and the parts a workload's pods have in common (labels, owner, containers, tolerations,
- * affinity) once per list instead of once per pod. One instance per reading: what it holds is dropped with it.
+ * made page by page as the list is read. A preflight or a DrainReport pass holds every pod of the cluster at once,
+ * and at 10,000 pods the pods as listed (136 MiB of heap), or even with their managed fields and status dropped, did
+ * not fit the chart's default heap of about 77 MiB. A copy keeps only the fields read, and the parts a workload's pods
+ * have in common (labels, owner, containers, tolerations, affinity, the status) once per list instead of once per
+ * pod: 8 MiB for those 10,000 (LeanCopiesBenchmark; docs/benchmarks.md, "DrainReport at 1,000 nodes"). One instance
+ * per reading: what it holds is dropped with it.
  *
  * <p>Kept of a pod: name, namespace, uid, labels, annotations but kubectl's last-applied copy, owner references,
  * finalizers, the deletion time; the scheduling fields (node, selector, affinity, tolerations, spread, overhead); each
