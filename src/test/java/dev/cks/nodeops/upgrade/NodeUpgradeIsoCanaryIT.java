@@ -13,6 +13,8 @@ import java.util.Map;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.cks.nodeops.cloudstack.simulator.SimulatedVersion;
 import dev.cks.nodeops.common.Conditions;
@@ -43,7 +45,11 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
     protected Map<String, String> prepare(TestBed shared) {
         cloudStack = CloudStackFixture.forNodes(shared, "nucanary", "CloudManaged", List.of());
         version = cloudStack.simulator().addSupportedVersion("1.35.9");
-        return cloudStack.operatorProperties();
+        // A process halted between a write's sending and its record: the next one waits until CloudStack could no longer
+        // take a request it finds no trace of, 20 s here (docs/reliability.md, "Kill points").
+        Map<String, String> properties = new java.util.HashMap<>(cloudStack.operatorProperties());
+        properties.putAll(CloudStackFixture.SHORT_SIGNATURE_LIFETIME);
+        return properties;
     }
 
     @Override
@@ -197,8 +203,9 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
     }
 
     /**
-     * The canary's Job on {@code node}, once its pod runs (held so by {@link PodsKeptRunning}): the log served for it is
-     * what verify-iso.sh prints for {@code iso} with the Job's own arguments (the target, any --without), as that node would.
+     * The canary's Job on {@code node}, once its pod runs (held so by {@link PodsKeptRunning}, until the test lets it end):
+     * the log served for it is what verify-iso.sh prints for {@code iso} with the Job's own arguments (the target, any
+     * --without), as that node would.
      */
     private ServedPodLog serveTheCanarysVerdict(String upgrade, String node, UnpackedIso iso) throws IOException, InterruptedException {
         String jobName = canaryJobOn(upgrade, node).getStatus().getIsoCanary().getJobName();
@@ -228,17 +235,15 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
         UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
         NodeUpgrade done;
-        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE)) {
-            ServedPodLog log;
-            try (PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
-                cloudStack.simulator().clearCalls();
-                bed.create("nu-canary-passes", cloudStackIso(), spec -> { });
-                canaryJobOn("nu-canary-passes", w1);
+        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE);
+                PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
+            cloudStack.simulator().clearCalls();
+            bed.create("nu-canary-passes", cloudStackIso(), spec -> { });
+            canaryJobOn("nu-canary-passes", w1);
 
-                bed.client.nodes().withName(w1).delete();
-                log = serveTheCanarysVerdict("nu-canary-passes", w2, iso);
-            }
-            try (log) {
+            bed.client.nodes().withName(w1).delete();
+            try (ServedPodLog log = serveTheCanarysVerdict("nu-canary-passes", w2, iso)) {
+                second.letEnd(TestBed.OPERATOR_NAMESPACE);
                 done = bed.await("nu-canary-passes", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
             }
         }
@@ -283,14 +288,13 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
         iso.delete("docker/etcd:3.5.21-0.tar");
         NodeUpgrade refused;
-        ServedPodLog log;
         try (PodsKeptRunning running = new PodsKeptRunning(bed.client, worker, TestBed.OPERATOR_NAMESPACE)) {
             cloudStack.simulator().clearCalls();
             bed.create("nu-canary-bad", cloudStackIso(), spec -> { });
-            log = serveTheCanarysVerdict("nu-canary-bad", worker, iso);
-        }
-        try (log) {
-            refused = bed.await("nu-canary-bad", Duration.ofSeconds(90), phase(NodeUpgradeStatus.Phase.Failed));
+            try (ServedPodLog log = serveTheCanarysVerdict("nu-canary-bad", worker, iso)) {
+                running.letEnd(TestBed.OPERATOR_NAMESPACE);
+                refused = bed.await("nu-canary-bad", Duration.ofSeconds(90), phase(NodeUpgradeStatus.Phase.Failed));
+            }
         }
 
         Condition accepted = Conditions.find(refused.getStatus().getConditions(), Conditions.ACCEPTED).orElseThrow();
@@ -306,5 +310,86 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         assertThat(kubelets.jobsOn(List.of(worker))).as("no upgrade Job").isEmpty();
         assertThat(bed.events("nu-canary-bad")).noneMatch(e -> e.getReason().equals(dev.cks.nodeops.operation.OperationRecorder.CORDONED));
         bed.assertReleased(worker, false);
+    }
+
+    /**
+     * Shape: a CKS cluster's two workers, CloudStackIso, the pods on both held running until the test lets them end. Keys:
+     * the CKS cluster owner's account keys. Other actors: CKS scaling the cluster in (or a person's kubectl delete node),
+     * deleting the canary's node mid-canary; and the death of the operator's process (halted at the point as by SIGKILL)
+     * while the canary moves: after the first node's detachIso was answered, before its job is recorded; after the given-up
+     * canary's Job was deleted again as the canary moves on, before the move is recorded; after the second node's canary
+     * Job was created, before its name is recorded. A new process carries on from status: the canary ends on the second
+     * worker with one verdict (passed, its Job's log served by KWOK), each canary's ISO attached and detached once per VM,
+     * one Job per canary name, the second worker upgraded and nothing left cordoned.
+     */
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"nodeupgrade.canary.detach-answered@1", "nodeupgrade.canary.job-deleted@2", "nodeupgrade.canary.job-created@2"})
+    void haltedWhileTheCanaryMovesANewProcessMovesItOnceAndTheNextNodeIsUpgraded(String point, @TempDir Path scratch) throws Exception {
+        List<String> workers = bed.twoWorkersInPlanOrder(UpgradeBed.FROM);
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
+        workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
+        UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
+        String name = "nu-canary-halt-" + point.substring("nodeupgrade.canary.".length()).replace('@', '-');
+        CanaryJobs canaryJobs = new CanaryJobs(name);
+        NodeUpgrade done;
+        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE);
+                PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE);
+                var watch = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_ISO_CANARY)
+                        .watch(canaryJobs)) {
+            cloudStack.simulator().clearCalls();
+            restartHaltingAt(point);
+            bed.create(name, cloudStackIso(), spec -> { });
+            canaryJobOn(name, w1);
+
+            bed.client.nodes().withName(w1).delete();
+            awaitHaltedAndRestart(point, Duration.ofSeconds(90));
+            try (ServedPodLog log = serveTheCanarysVerdict(name, w2, iso)) {
+                second.letEnd(TestBed.OPERATOR_NAMESPACE);
+                done = bed.await(name, Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+            }
+        }
+
+        IsoCanaryStatus canary = done.getStatus().getIsoCanary();
+        assertThat(canary.getNode()).isEqualTo(w2);
+        assertThat(canary.getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+        assertThat(UpgradeBed.nodeStatus(done, w1).getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Skipped);
+        assertThat(UpgradeBed.nodeStatus(done, w2).getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Succeeded);
+        String vm1 = cloudStack.vmId(w1);
+        String vm2 = cloudStack.vmId(w2);
+        assertThat(isoCalls("attachIso")).as("the canary's on each VM, then the second worker's upgrade's").containsExactly(vm1, vm2, vm2);
+        assertThat(isoCalls("detachIso")).as("the canary's on each VM, then the second worker's upgrade's").containsExactly(vm1, vm2, vm2);
+        assertThat(cloudStack.simulator().vm(vm1).isoId()).isNull();
+        assertThat(cloudStack.simulator().vm(vm2).isoId()).isNull();
+        assertThat(canaryJobs.made).as("one Job per canary name, one canary per node").hasSize(2)
+                .allSatisfy((job, uids) -> assertThat(uids).as(job).hasSize(1));
+        assertThat(canaryJobs.made.keySet()).anySatisfy(job -> assertThat(job).contains(w1)).anySatisfy(job -> assertThat(job).contains(w2));
+        assertThat(kubelets.jobsOn(workers)).as("one upgrade Job, the second worker's")
+                .extracting(dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob::node).containsExactly(w2);
+        assertThat(bed.events(name)).filteredOn(e -> e.getReason().equals(IsoCanary.CANARY_MOVED)).as("the move reported").isNotEmpty()
+                .allSatisfy(e -> assertThat(e.getMessage()).contains("starts again on node " + w2));
+        bed.assertReleased(w2, false);
+    }
+
+    /** The canary Jobs of one NodeUpgrade made while it watched, by name: the uid of each Job made under it. */
+    private static final class CanaryJobs implements io.fabric8.kubernetes.client.Watcher<Job> {
+        final Map<String, java.util.Set<String>> made = new java.util.concurrent.ConcurrentHashMap<>();
+        private final String nodeUpgrade;
+
+        CanaryJobs(String nodeUpgrade) {
+            this.nodeUpgrade = nodeUpgrade;
+        }
+
+        @Override
+        public void eventReceived(Action action, Job job) {
+            if (!nodeUpgrade.equals(job.getMetadata().getAnnotations().get(UpgradeJob.ANNOTATION_NODEUPGRADE))) {
+                return;
+            }
+            made.computeIfAbsent(job.getMetadata().getName(), n -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(job.getMetadata().getUid());
+        }
+
+        @Override
+        public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+        }
     }
 }
