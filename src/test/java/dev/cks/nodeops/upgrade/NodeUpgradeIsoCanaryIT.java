@@ -125,10 +125,9 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
      */
     @Test
     void theCanarysNodeDeletedMidCanaryMovesTheCanaryAndEachVmsIsoIsAttachedAndDetachedOnce() {
-        List<String> workers = bed.twoWorkersInPlanOrder(UpgradeBed.FROM);
+        List<String> workers = twoWorkers();
         String w1 = workers.get(0);
         String w2 = workers.get(1);
-        workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
         try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE);
                 PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
             cloudStack.simulator().clearCalls();
@@ -219,35 +218,46 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         return ServedPodLog.serve(testBed, pod, iso.verify(arguments));
     }
 
-    /**
-     * Shape: a CKS cluster's two workers (the bed's API server is at the target's minor), CloudStackIso, the pods on both
-     * held running until the test lets them end. Keys: the CKS cluster owner's account keys. Other actor: CKS scaling the
-     * cluster in (or a person's kubectl delete node), deleting the canary's node while its canary runs. The canary starts
-     * again on the second worker; its Job's log, served by KWOK, is what verify-iso.sh prints for a complete ISO of the
-     * target: the verdict passes, and the second worker is upgraded to the end. The canary's ISO goes on and off each VM
-     * once, the second worker's upgrade attaches and detaches it once more, and nothing is left cordoned.
-     */
-    @Test
-    void aCanaryMovedByItsNodesDeletionPassesOnTheNextNodeWhichIsThenUpgraded(@TempDir Path scratch) throws Exception {
-        List<String> workers = bed.twoWorkersInPlanOrder(UpgradeBed.FROM);
-        String w1 = workers.get(0);
-        String w2 = workers.get(1);
-        workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
-        UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
-        NodeUpgrade done;
-        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE);
-                PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE)) {
-            cloudStack.simulator().clearCalls();
-            bed.create("nu-canary-passes", cloudStackIso(), spec -> { });
-            canaryJobOn("nu-canary-passes", w1);
+    /** Something the test does while the canary moves; it may throw (a halted operator's output read). */
+    private interface MidMove {
+        void run() throws Exception;
+    }
 
-            bed.client.nodes().withName(w1).delete();
-            try (ServedPodLog log = serveTheCanarysVerdict("nu-canary-passes", w2, iso)) {
+    /**
+     * NodeUpgrade {@code name} of two workers, CloudStackIso, the pods on both held running: {@code beforeCreate}, the
+     * canary's node (the first) deleted mid-canary, {@code afterDelete}, then the moved canary's log on the second worker
+     * served with what verify-iso.sh prints for a complete ISO of the target, its pods let end, and the NodeUpgrade
+     * awaited to Succeeded. {@code canaryJobs} watches the canary Jobs made meanwhile.
+     */
+    private NodeUpgrade canaryMovedThenPassed(String name, List<String> workers, Path scratch, CanaryJobs canaryJobs, MidMove beforeCreate,
+            MidMove afterDelete) throws Exception {
+        UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
+        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, workers.get(0), TestBed.OPERATOR_NAMESPACE);
+                PodsKeptRunning second = new PodsKeptRunning(bed.client, workers.get(1), TestBed.OPERATOR_NAMESPACE);
+                var watch = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_ISO_CANARY)
+                        .watch(canaryJobs)) {
+            cloudStack.simulator().clearCalls();
+            beforeCreate.run();
+            bed.create(name, cloudStackIso(), spec -> { });
+            canaryJobOn(name, workers.get(0));
+
+            bed.client.nodes().withName(workers.get(0)).delete();
+            afterDelete.run();
+            try (ServedPodLog log = serveTheCanarysVerdict(name, workers.get(1), iso)) {
                 second.letEnd(TestBed.OPERATOR_NAMESPACE);
-                done = bed.await("nu-canary-passes", Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+                return bed.await(name, Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
             }
         }
+    }
 
+    /**
+     * The canary moved once from the first worker (its Node deleted) to the second, passed there with one verdict, and the
+     * second worker was upgraded: the canary's ISO on and off each VM once, the second worker's upgrade's once more; one Job
+     * per canary name, one canary Job per node; one upgrade Job; nothing left cordoned.
+     */
+    private void assertMovedOncePassedAndTheNextUpgraded(String name, NodeUpgrade done, List<String> workers, CanaryJobs canaryJobs) {
+        String w1 = workers.get(0);
+        String w2 = workers.get(1);
         assertThat(UpgradeBed.nodeStatus(done, w1).getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Skipped);
         assertThat(UpgradeBed.nodeStatus(done, w1).getSkipReason()).contains("Node object was deleted");
         assertThat(UpgradeBed.nodeStatus(done, w2).getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Succeeded);
@@ -266,14 +276,43 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         assertThat(cloudStack.simulator().calls("attachIso")).as("the canary's on each VM, then the second worker's upgrade's")
                 .extracting(c -> c.param("id"), c -> c.param("virtualmachineid"))
                 .containsExactly(tuple(version.isoId(), vm1), tuple(version.isoId(), vm2), tuple(version.isoId(), vm2));
-        assertThat(isoCalls("detachIso")).containsExactly(vm1, vm2, vm2);
+        assertThat(isoCalls("detachIso")).as("the canary's on each VM, then the second worker's upgrade's").containsExactly(vm1, vm2, vm2);
         assertThat(cloudStack.simulator().vm(vm1).isoId()).isNull();
         assertThat(cloudStack.simulator().vm(vm2).isoId()).isNull();
+        assertThat(canaryJobs.made).as("one Job per canary name, one canary per node").hasSize(2)
+                .allSatisfy((job, uids) -> assertThat(uids).as(job).hasSize(1));
+        assertThat(canaryJobs.made.keySet()).anySatisfy(job -> assertThat(job).contains(w1)).anySatisfy(job -> assertThat(job).contains(w2));
         assertThat(kubelets.jobsOn(workers)).as("one upgrade Job, the second worker's")
                 .extracting(dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob::node).containsExactly(w2);
-        assertThat(bed.events("nu-canary-passes")).filteredOn(e -> e.getReason().equals(IsoCanary.CANARY_MOVED)).singleElement()
+        assertThat(bed.events(name)).filteredOn(e -> e.getReason().equals(IsoCanary.CANARY_MOVED)).as("moved once").singleElement()
                 .satisfies(e -> assertThat(e.getMessage()).contains("on node " + w1).contains("starts again on node " + w2));
+        assertThat(bed.events(name)).filteredOn(e -> e.getReason().equals(IsoCanary.ISO_PASSED)).as("one verdict").singleElement()
+                .satisfies(e -> assertThat(e.getMessage()).contains("checked on node " + w2));
         bed.assertReleased(w2, false);
+    }
+
+    /**
+     * Shape: a CKS cluster's two workers (the bed's API server is at the target's minor), CloudStackIso, the pods on both
+     * held running until the test lets them end. Keys: the CKS cluster owner's account keys. Other actor: CKS scaling the
+     * cluster in (or a person's kubectl delete node), deleting the canary's node while its canary runs. The canary starts
+     * again on the second worker; its Job's log, served by KWOK, is what verify-iso.sh prints for a complete ISO of the
+     * target: the verdict passes, and the second worker is upgraded to the end. The canary's ISO goes on and off each VM
+     * once, the second worker's upgrade attaches and detaches it once more, and nothing is left cordoned.
+     */
+    @Test
+    void aCanaryMovedByItsNodesDeletionPassesOnTheNextNodeWhichIsThenUpgraded(@TempDir Path scratch) throws Exception {
+        List<String> workers = twoWorkers();
+        CanaryJobs canaryJobs = new CanaryJobs("nu-canary-passes");
+
+        NodeUpgrade done = canaryMovedThenPassed("nu-canary-passes", workers, scratch, canaryJobs, () -> { }, () -> { });
+
+        assertMovedOncePassedAndTheNextUpgraded("nu-canary-passes", done, workers, canaryJobs);
+    }
+
+    private List<String> twoWorkers() {
+        List<String> workers = bed.twoWorkersInPlanOrder(UpgradeBed.FROM);
+        workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
+        return workers;
     }
 
     /**
@@ -325,50 +364,14 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
     @ParameterizedTest(name = "halted at {0}")
     @ValueSource(strings = {"nodeupgrade.canary.detach-answered@1", "nodeupgrade.canary.job-deleted@2", "nodeupgrade.canary.job-created@2"})
     void haltedWhileTheCanaryMovesANewProcessMovesItOnceAndTheNextNodeIsUpgraded(String point, @TempDir Path scratch) throws Exception {
-        List<String> workers = bed.twoWorkersInPlanOrder(UpgradeBed.FROM);
-        String w1 = workers.get(0);
-        String w2 = workers.get(1);
-        workers.forEach(w -> cloudStack.addNodeVm(bed.node(w)));
-        UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
+        List<String> workers = twoWorkers();
         String name = "nu-canary-halt-" + point.substring("nodeupgrade.canary.".length()).replace('@', '-');
         CanaryJobs canaryJobs = new CanaryJobs(name);
-        NodeUpgrade done;
-        try (PodsKeptRunning first = new PodsKeptRunning(bed.client, w1, TestBed.OPERATOR_NAMESPACE);
-                PodsKeptRunning second = new PodsKeptRunning(bed.client, w2, TestBed.OPERATOR_NAMESPACE);
-                var watch = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_ISO_CANARY)
-                        .watch(canaryJobs)) {
-            cloudStack.simulator().clearCalls();
-            restartHaltingAt(point);
-            bed.create(name, cloudStackIso(), spec -> { });
-            canaryJobOn(name, w1);
 
-            bed.client.nodes().withName(w1).delete();
-            awaitHaltedAndRestart(point, Duration.ofSeconds(90));
-            try (ServedPodLog log = serveTheCanarysVerdict(name, w2, iso)) {
-                second.letEnd(TestBed.OPERATOR_NAMESPACE);
-                done = bed.await(name, Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
-            }
-        }
+        NodeUpgrade done = canaryMovedThenPassed(name, workers, scratch, canaryJobs, () -> restartHaltingAt(point),
+                () -> awaitHaltedAndRestart(point, Duration.ofSeconds(90)));
 
-        IsoCanaryStatus canary = done.getStatus().getIsoCanary();
-        assertThat(canary.getNode()).isEqualTo(w2);
-        assertThat(canary.getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
-        assertThat(UpgradeBed.nodeStatus(done, w1).getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Skipped);
-        assertThat(UpgradeBed.nodeStatus(done, w2).getPhase()).isEqualTo(UpgradeNodeStatus.Phase.Succeeded);
-        String vm1 = cloudStack.vmId(w1);
-        String vm2 = cloudStack.vmId(w2);
-        assertThat(isoCalls("attachIso")).as("the canary's on each VM, then the second worker's upgrade's").containsExactly(vm1, vm2, vm2);
-        assertThat(isoCalls("detachIso")).as("the canary's on each VM, then the second worker's upgrade's").containsExactly(vm1, vm2, vm2);
-        assertThat(cloudStack.simulator().vm(vm1).isoId()).isNull();
-        assertThat(cloudStack.simulator().vm(vm2).isoId()).isNull();
-        assertThat(canaryJobs.made).as("one Job per canary name, one canary per node").hasSize(2)
-                .allSatisfy((job, uids) -> assertThat(uids).as(job).hasSize(1));
-        assertThat(canaryJobs.made.keySet()).anySatisfy(job -> assertThat(job).contains(w1)).anySatisfy(job -> assertThat(job).contains(w2));
-        assertThat(kubelets.jobsOn(workers)).as("one upgrade Job, the second worker's")
-                .extracting(dev.cks.nodeops.testbed.KubeletUpgradeSimulation.SeenJob::node).containsExactly(w2);
-        assertThat(bed.events(name)).filteredOn(e -> e.getReason().equals(IsoCanary.CANARY_MOVED)).as("the move reported").isNotEmpty()
-                .allSatisfy(e -> assertThat(e.getMessage()).contains("starts again on node " + w2));
-        bed.assertReleased(w2, false);
+        assertMovedOncePassedAndTheNextUpgraded(name, done, workers, canaryJobs);
     }
 
     /** The canary Jobs of one NodeUpgrade made while it watched, by name: the uid of each Job made under it. */
