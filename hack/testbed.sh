@@ -283,12 +283,16 @@ cmd_up() { # name workers
     ports+=("--$component-port" "${picked[${#ports[@]} / 2]}")
   done
   peer=${picked[5]}
+  # Pod logs: the API server reaches KWOK's kubelet server (each node's kubeletEndpoint port) for pods/log, and KWOK
+  # serves a pod's log from a file named by a Logs object (kwok.x-k8s.io/v1alpha1, one per pod: name and namespace
+  # the pod's) in CRI log format. A pod without one has no log, as on every bed before (the request is refused with
+  # "no logs found"). The ISO canary's verdict is its Job's log (NodeUpgradeIsoCanaryIT, ServedPodLog).
   printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %s\n' "$peer" |
   kwokctl create cluster --config - --name "$name" --runtime binary --kubeconfig "$kubeconfig" "${ports[@]}" \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-controller-manager-binary "$BIN/kube-controller-manager" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-    "${audit[@]}" "${apis[@]}" --wait 2m >&2
+    --enable-crds Logs "${audit[@]}" "${apis[@]}" --wait 2m >&2
   local hex
   {
     node_manifest "$name-control-$(printf '%010x' 0x18c2f3a800)" control "$K8S_VERSION"

@@ -54,6 +54,8 @@ public enum KillPoint {
     NODEUPGRADE_CANARY_VERDICT_READ("nodeupgrade.canary.verdict-read", "the canary Job's verdict read from its log, before it is written"),
     NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED("nodeupgrade.canary.detach-answered", "the canary's detachIso answered with its job, before the job id is written"),
     NODEUPGRADE_CANARY_ISO_DETACHED("nodeupgrade.canary.detached", "the canary's detach job seen succeeded, before Detached and the verdict's condition are written"),
+    NODEUPGRADE_CANARY_JOB_DELETED("nodeupgrade.canary.job-deleted",
+            "a given-up canary's Job deleted (its node given up; again as the canary moves on), before status records the skip or the move"),
     NODEUPGRADE_LOCKED("nodeupgrade.locked", "the node locked, before it is cordoned"),
     NODEUPGRADE_CORDONED("nodeupgrade.cordoned", "the node cordoned, before status records it"),
     NODEUPGRADE_DRAIN_STEP("nodeupgrade.drain-step", "pods evicted in a drain step, before the drain state is written"),

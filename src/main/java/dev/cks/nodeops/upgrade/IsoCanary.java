@@ -123,6 +123,7 @@ final class IsoCanary {
     private void deleteJob(IsoCanaryStatus canary) {
         if (canary.getJobName() != null) {
             jobs.delete(settings.namespace(), canary.getJobName());
+            KillPoint.NODEUPGRADE_CANARY_JOB_DELETED.reached();
         }
     }
 

@@ -3,12 +3,9 @@ package dev.cks.nodeops.upgrade;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,25 +21,16 @@ import dev.cks.nodeops.upgrade.IsoVerdict.Result;
  */
 class IsoVerdictTest {
     private static final String TARGET = "1.33.4";
-    private static final List<String> IMAGES = List.of("registry.k8s.io/kube-apiserver:v1.33.4", "registry.k8s.io/kube-controller-manager:v1.33.4",
-            "registry.k8s.io/kube-scheduler:v1.33.4", "registry.k8s.io/kube-proxy:v1.33.4", "registry.k8s.io/coredns/coredns:v1.12.0",
-            "registry.k8s.io/pause:3.10", "registry.k8s.io/etcd:3.5.21-0");
 
     @TempDir
-    Path iso;
+    Path tree;
     @TempDir
     Path bin;
+    private UnpackedIso iso;
 
     @BeforeEach
     void aGoodIso() throws IOException {
-        kubeadm("v" + TARGET);
-        for (String file : List.of("k8s/kubelet", "k8s/kubectl", "cni/cni-plugins-amd64.tgz", "cri-tools/crictl-linux-amd64.tar.gz", "network.yaml",
-                "dashboard.yaml")) {
-            write(file, "contents of " + file);
-        }
-        for (String image : IMAGES) {
-            write("docker/" + image.substring(image.lastIndexOf('/') + 1) + ".tar", "an image archive");
-        }
+        iso = new UnpackedIso(tree, bin, TARGET);
     }
 
     @Test
@@ -61,7 +49,7 @@ class IsoVerdictTest {
 
     @Test
     void anIsoWithoutKubeadmFailsAndSaysSo() throws Exception {
-        Files.delete(iso.resolve("k8s/kubeadm"));
+        iso.delete("k8s/kubeadm");
 
         IsoVerdict verdict = verify();
 
@@ -81,8 +69,8 @@ class IsoVerdictTest {
 
     @Test
     void anImageKubeadmNamesWithoutItsArchiveFailsNamingTheArchive() throws Exception {
-        Files.delete(iso.resolve("docker/etcd:3.5.21-0.tar"));
-        Files.delete(iso.resolve("docker/pause:3.10.tar"));
+        iso.delete("docker/etcd:3.5.21-0.tar");
+        iso.delete("docker/pause:3.10.tar");
 
         IsoVerdict verdict = verify();
 
@@ -93,7 +81,7 @@ class IsoVerdictTest {
     /** The test bed's ISO has no CoreDNS (the bed runs none): the operator passes --without coredns for a cluster that runs none. */
     @Test
     void anAddonTheClusterDoesNotRunNeedsNoArchive() throws Exception {
-        Files.delete(iso.resolve("docker/coredns:v1.12.0.tar"));
+        iso.delete("docker/coredns:v1.12.0.tar");
 
         assertThat(verify().problems()).containsExactly("images: no archive for docker/coredns:v1.12.0.tar");
         IsoVerdict without = verify("--without", "coredns");
@@ -104,9 +92,9 @@ class IsoVerdictTest {
 
     @Test
     void missingCniCrictlAndManifestsAreEachNamed() throws Exception {
-        Files.delete(iso.resolve("cni/cni-plugins-amd64.tgz"));
-        Files.delete(iso.resolve("cri-tools/crictl-linux-amd64.tar.gz"));
-        Files.delete(iso.resolve("dashboard.yaml"));
+        iso.delete("cni/cni-plugins-amd64.tgz");
+        iso.delete("cri-tools/crictl-linux-amd64.tar.gz");
+        iso.delete("dashboard.yaml");
 
         IsoVerdict verdict = verify();
 
@@ -137,28 +125,16 @@ class IsoVerdictTest {
     }
 
     private void kubeadm(String version) throws IOException {
-        StringBuilder images = new StringBuilder();
-        IMAGES.forEach(image -> images.append("echo ").append(image).append('\n'));
-        write("k8s/kubeadm", "#!/bin/sh\ncase \"$1 $2\" in\n  'version -o') echo " + version + " ;;\n  'config images') [ \"$5\" = v" + TARGET
-                + " ] || exit 3\n" + images + " ;;\n  *) exit 2 ;;\nesac\n");
+        iso.kubeadm(version);
     }
 
     private void write(String file, String content) throws IOException {
-        Path path = iso.resolve(file);
-        Files.createDirectories(path.getParent());
-        Files.writeString(path, content);
+        iso.write(file, content);
     }
 
     private IsoVerdict verify(String... extra) throws IOException, InterruptedException {
-        Path script = bin.resolve("verify-iso.sh");
-        Files.writeString(script, CloudStackIsoExecutor.canaryScript());
-        List<String> command = new ArrayList<>(List.of("sh", script.toString(), TARGET));
-        command.addAll(List.of(extra));
-        command.addAll(List.of("--tree", iso.toString()));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
-        return IsoVerdict.read(output);
+        List<String> arguments = new ArrayList<>(List.of(TARGET));
+        arguments.addAll(List.of(extra));
+        return IsoVerdict.read(iso.verify(arguments));
     }
 }

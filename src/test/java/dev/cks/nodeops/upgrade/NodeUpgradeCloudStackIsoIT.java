@@ -50,8 +50,9 @@ class NodeUpgradeCloudStackIsoIT extends NodeUpgradeScenario {
         // Halted between an attach's intent and its sending, a new process waits until CloudStack could no longer take it.
         operatorProperties = new java.util.HashMap<>(cloudStack.operatorProperties());
         operatorProperties.putAll(CloudStackFixture.SHORT_SIGNATURE_LIFETIME);
-        // These tests are about each node's attach, Job and detach; KWOK serves no pod log, so the canary's verdict could not be
-        // read here: NodeUpgradeIsoCanaryIT runs it on this bed, and the reconciler's unit tests and the real node judge its verdicts.
+        // These tests are about each node's attach, Job and detach, and their CloudStack call counts are each node's alone. The
+        // bed serves a pod's log only where a test has KWOK serve one (ServedPodLog), so the canary would reach no verdict here:
+        // NodeUpgradeIsoCanaryIT runs it on this bed with its verdicts served, and the reconciler's unit tests and the real node.
         operatorProperties.put("cks.upgrade.iso-canary", "false");
         return operatorProperties;
     }

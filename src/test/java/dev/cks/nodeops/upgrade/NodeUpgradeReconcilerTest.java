@@ -1088,6 +1088,8 @@ class NodeUpgradeReconcilerTest {
         return Stream.of(
                 Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACH_ANSWERED, 1),
                 Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_DETACHED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_JOB_DELETED, 1),
+                Arguments.of(KillPoint.NODEUPGRADE_CANARY_JOB_DELETED, 2),
                 Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_INTENT, 1),
                 Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_ATTACH_ANSWERED, 1),
                 Arguments.of(KillPoint.NODEUPGRADE_CANARY_ISO_ATTACHED, 1),
