@@ -92,7 +92,9 @@ class KubeadmApplyKilledRealIT {
             assertThat(cks.canaryJobsOf(NAME)).as("one ISO canary").hasSize(1);
             assertThat(LoopDeviceIsoDrive.loopDevicesOf(cks.goodIso)).as("loop devices of the ISO").isEmpty();
             assertThat(CksUpgradeBed.isoMounted()).as("/mnt/k8sdisk mounted").isFalse();
-            Files.writeString(bed.projectRoot().resolve("target/realupgrade/killed-retry-job.log"), secondLog);
+            // Alone (-Dit.test=KubeadmApplyKilledRealIT) no class before it has made the directory.
+            Path kept = Files.createDirectories(bed.projectRoot().resolve("target/realupgrade")).resolve("killed-retry-job.log");
+            Files.writeString(kept, secondLog);
         }
     }
 
