@@ -374,6 +374,59 @@ class NodeUpgradeIsoCanaryIT extends NodeUpgradeScenario {
         assertMovedOncePassedAndTheNextUpgraded(name, done, workers, canaryJobs);
     }
 
+    /**
+     * Shape: a CKS cluster's worker, CloudStackIso, its pods held running until the test lets them end. Keys: the CKS
+     * cluster owner's account keys. Other actor: the death of the operator's process (halted at the point as by SIGKILL)
+     * while the canary judges the ISO: after its attach intent was written, before attachIso is sent; after attachIso was
+     * answered, before its job is recorded; after the attach job was seen done, before Attached is recorded; after the
+     * verdict was read from the Job's log (served by KWOK), before it is recorded; after the detach job was seen done,
+     * before Detached and the verdict's condition are recorded. A new process carries on from status: one verdict
+     * (passed), the canary's ISO attached and detached once, then the upgrade's once, one canary Job, the node upgraded
+     * and nothing left cordoned.
+     */
+    @ParameterizedTest(name = "halted at {0}")
+    @ValueSource(strings = {"nodeupgrade.canary.attach-intent", "nodeupgrade.canary.attach-answered", "nodeupgrade.canary.attached",
+            "nodeupgrade.canary.verdict-read", "nodeupgrade.canary.detached"})
+    void haltedWhileTheCanaryJudgesANewProcessJudgesOnceAndTheNodeIsUpgraded(String point, @TempDir Path scratch) throws Exception {
+        String worker = node(false);
+        String name = "nu-canary-halt-" + point.substring("nodeupgrade.canary.".length());
+        CanaryJobs canaryJobs = new CanaryJobs(name);
+        UnpackedIso iso = new UnpackedIso(scratch.resolve("iso"), java.nio.file.Files.createDirectories(scratch.resolve("bin")), "1.35.9");
+        // The attach's points come before the canary's Job exists; the verdict's and the detach's after its log is served.
+        boolean beforeTheJob = point.contains("attach");
+        NodeUpgrade done;
+        try (PodsKeptRunning running = new PodsKeptRunning(bed.client, worker, TestBed.OPERATOR_NAMESPACE);
+                var watch = testBed.client().batch().v1().jobs().inNamespace(TestBed.OPERATOR_NAMESPACE).withLabel(UpgradeJob.LABEL_ISO_CANARY)
+                        .watch(canaryJobs)) {
+            cloudStack.simulator().clearCalls();
+            restartHaltingAt(point);
+            bed.create(name, cloudStackIso(), spec -> { });
+            if (beforeTheJob) {
+                awaitHaltedAndRestart(point, Duration.ofSeconds(90));
+            }
+            try (ServedPodLog log = serveTheCanarysVerdict(name, worker, iso)) {
+                running.letEnd(TestBed.OPERATOR_NAMESPACE);
+                if (!beforeTheJob) {
+                    awaitHaltedAndRestart(point, Duration.ofSeconds(90));
+                }
+                done = bed.await(name, Duration.ofSeconds(120), phase(NodeUpgradeStatus.Phase.Succeeded));
+            }
+        }
+
+        assertThat(UpgradeBed.nodeStatus(done, worker).getVersion()).isEqualTo(UpgradeBed.TARGET);
+        IsoCanaryStatus canary = done.getStatus().getIsoCanary();
+        assertThat(canary.getNode()).isEqualTo(worker);
+        assertThat(canary.getVerdict()).isEqualTo(IsoCanaryStatus.Verdict.Passed);
+        String vm = cloudStack.vmId(worker);
+        assertThat(isoCalls("attachIso")).as("the canary's, then the upgrade's").containsExactly(vm, vm);
+        assertThat(isoCalls("detachIso")).as("the canary's, then the upgrade's").containsExactly(vm, vm);
+        assertThat(cloudStack.simulator().vm(vm).isoId()).isNull();
+        assertThat(canaryJobs.made).as("one canary Job").hasSize(1).allSatisfy((job, uids) -> assertThat(uids).as(job).hasSize(1));
+        assertThat(kubelets.jobsOn(List.of(worker))).as("one upgrade Job").hasSize(1);
+        assertThat(bed.events(name)).filteredOn(e -> e.getReason().equals(IsoCanary.ISO_PASSED)).as("one verdict").hasSize(1);
+        bed.assertReleased(worker, false);
+    }
+
     /** The canary Jobs of one NodeUpgrade made while it watched, by name: the uid of each Job made under it. */
     private static final class CanaryJobs implements io.fabric8.kubernetes.client.Watcher<Job> {
         final Map<String, java.util.Set<String>> made = new java.util.concurrent.ConcurrentHashMap<>();
